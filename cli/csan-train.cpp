@@ -1,0 +1,7 @@
+// csan-train: not implemented yet (see the issue tracker).
+#include <cstdio>
+
+int main() {
+  std::fprintf(stderr, "csan-train: not implemented yet\n");
+  return 2;
+}

@@ -1,0 +1,35 @@
+# System packages only (see tools/install-deps.sh); nothing here is vendored.
+find_package(Threads REQUIRED)
+
+# LibTorch: Debian's 1.13 CPU build by default, or any 2.x (CUDA) via CMAKE_PREFIX_PATH.
+find_package(Torch REQUIRED)
+# TorchConfig.cmake may append its own flags (ABI macro) to CMAKE_CXX_FLAGS; keep them.
+set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} ${TORCH_CXX_FLAGS}")
+# Treat LibTorch headers as system headers so -Wall -Wextra only reports our own code.
+if(TARGET torch)
+  get_target_property(_torch_inc torch INTERFACE_INCLUDE_DIRECTORIES)
+  if(_torch_inc)
+    set_target_properties(torch PROPERTIES INTERFACE_SYSTEM_INCLUDE_DIRECTORIES "${_torch_inc}")
+  endif()
+endif()
+
+find_package(yaml-cpp REQUIRED)
+if(NOT TARGET yaml-cpp::yaml-cpp)
+  add_library(yaml-cpp::yaml-cpp INTERFACE IMPORTED)
+  target_link_libraries(yaml-cpp::yaml-cpp INTERFACE yaml-cpp)
+endif()
+
+find_package(Boost REQUIRED COMPONENTS program_options)
+
+# SentencePiece ships a pkg-config file, no CMake package. A prefix unpacked from .deb
+# files (GPU machines) can be given with -DCSAN_DEPS_PREFIX=<dir>.
+find_package(PkgConfig REQUIRED)
+if(CSAN_DEPS_PREFIX)
+  set(ENV{PKG_CONFIG_PATH} "${CSAN_DEPS_PREFIX}/usr/lib/x86_64-linux-gnu/pkgconfig:$ENV{PKG_CONFIG_PATH}")
+  set(ENV{PKG_CONFIG_SYSROOT_DIR} "${CSAN_DEPS_PREFIX}")
+endif()
+pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
+add_library(csan::sentencepiece INTERFACE IMPORTED)
+target_link_libraries(csan::sentencepiece INTERFACE PkgConfig::SENTENCEPIECE)
+
+find_package(GTest)

@@ -1,0 +1,58 @@
+// Writes that never leave a half-written result behind: data goes to a temporary
+// sibling, which is renamed over the destination only once it is complete.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+namespace csan {
+
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::string path);
+  ~AtomicFile();  // discards the temporary file unless commit() ran
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  void write(const void* data, size_t size);
+  void write(std::string_view text) { write(text.data(), text.size()); }
+  // Flushes, fsyncs and renames into place. Throws csan::Error on failure.
+  void commit();
+
+  const std::string& path() const { return path_; }
+  const std::string& temp_path() const { return temp_path_; }
+
+ private:
+  std::string path_;
+  std::string temp_path_;
+  std::FILE* file_ = nullptr;
+};
+
+// Whole-file convenience wrapper around AtomicFile.
+void write_file_atomically(const std::string& path, std::string_view contents);
+
+// A directory built under a temporary name next to its destination and renamed into
+// place by commit(); removed (with its contents) if destroyed before commit().
+class AtomicDirectory {
+ public:
+  explicit AtomicDirectory(std::string path);
+  ~AtomicDirectory();
+  AtomicDirectory(const AtomicDirectory&) = delete;
+  AtomicDirectory& operator=(const AtomicDirectory&) = delete;
+
+  // Where to write the contents while building.
+  const std::string& staging() const { return staging_; }
+  // Replaces `path` (if it exists) by the staged directory.
+  void commit();
+
+ private:
+  std::string path_;
+  std::string staging_;
+  bool committed_ = false;
+};
+
+// Reads a whole file; throws csan::Error naming the file if it cannot be read.
+std::string read_file(const std::string& path);
+
+}  // namespace csan

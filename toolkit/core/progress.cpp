@@ -1,0 +1,123 @@
+#include "toolkit/core/progress.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
+#include "toolkit/core/error.h"
+
+namespace csan {
+
+bool stderr_is_tty() { return ::isatty(STDERR_FILENO) == 1; }
+
+std::string format_duration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "?";
+  long s = std::lround(seconds);
+  char buf[32];
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%ldh%02ldm", s / 3600, (s % 3600) / 60);
+  else if (s >= 60)
+    std::snprintf(buf, sizeof buf, "%ldm%02lds", s / 60, s % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%lds", s);
+  return buf;
+}
+
+ProgressLine::ProgressLine(std::string label, long long total, bool force)
+    : label_(std::move(label)),
+      total_(total),
+      enabled_(force || stderr_is_tty()),
+      start_(std::chrono::steady_clock::now()),
+      last_draw_(start_ - std::chrono::seconds(1)) {}
+
+ProgressLine::~ProgressLine() { finish(); }
+
+void ProgressLine::update(long long done, const std::string& tail) {
+  if (!enabled_) return;
+  auto now = std::chrono::steady_clock::now();
+  // Redrawing more than ~10 times a second costs time and shows nothing new.
+  if (now - last_draw_ < std::chrono::milliseconds(100) && !(total_ > 0 && done >= total_)) return;
+  last_draw_ = now;
+  double elapsed = std::chrono::duration<double>(now - start_).count();
+  std::string line = label_ + " " + std::to_string(done);
+  if (total_ > 0) {
+    char pct[64];
+    std::snprintf(pct, sizeof pct, "/%lld (%.0f%%)", total_, 100.0 * done / total_);
+    line += pct;
+    if (done > 0) line += " ETA " + format_duration(elapsed * (total_ - done) / done);
+  }
+  if (!tail.empty()) line += " | " + tail;
+  std::fprintf(stderr, "\r\033[K%s", line.c_str());
+  std::fflush(stderr);
+  drawn_ = true;
+}
+
+void ProgressLine::finish() {
+  if (enabled_ && drawn_) {
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+  }
+  drawn_ = false;
+}
+
+std::string json_escape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out.push_back(static_cast<char>(c));
+        }
+    }
+  }
+  return out;
+}
+
+JsonLinesWriter::JsonLinesWriter(const std::string& path, bool append) {
+  file_ = std::fopen(path.c_str(), append ? "a" : "w");
+  if (!file_) throw Error(path + ": cannot write: " + std::strerror(errno));
+}
+
+JsonLinesWriter::~JsonLinesWriter() {
+  if (file_) std::fclose(file_);
+}
+
+void JsonLinesWriter::write(const std::map<std::string, Value>& record) {
+  std::string line = "{";
+  bool first = true;
+  for (const auto& [key, value] : record) {
+    if (!first) line += ", ";
+    first = false;
+    line += "\"" + json_escape(key) + "\": ";
+    if (auto* i = std::get_if<long long>(&value)) {
+      line += std::to_string(*i);
+    } else if (auto* d = std::get_if<double>(&value)) {
+      if (std::isfinite(*d)) {
+        char buf[40];
+        std::snprintf(buf, sizeof buf, "%.17g", *d);
+        line += buf;
+      } else {
+        line += "null";  // JSON has no NaN/inf
+      }
+    } else {
+      line += "\"" + json_escape(std::get<std::string>(value)) + "\"";
+    }
+  }
+  line += "}\n";
+  std::fputs(line.c_str(), file_);
+  std::fflush(file_);  // a crash must not lose already-logged metrics
+}
+
+}  // namespace csan

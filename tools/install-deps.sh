@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Installs the Debian packages csan builds against, then makes sure OpenBLAS is the
+# active libblas.so.3 (LibTorch from Debian calls the system BLAS; the reference BLAS
+# is about 25x slower). Idempotent and quiet when everything is already present.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libtorch-dev
+  libopenblas0-openmp
+  libgloo-dev
+  libsentencepiece-dev
+  libyaml-cpp-dev
+  libboost-program-options-dev
+  libgtest-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# libtorch-dev pulls in a BLAS provider; the alternatives system may pick the reference one.
+arch_triplet=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
+alt="libblas.so.3-${arch_triplet}"
+openblas="/usr/lib/${arch_triplet}/openblas-openmp/libblas.so.3"
+if [ -e "$openblas" ]; then
+  current=$(readlink -f "/etc/alternatives/${alt}" 2>/dev/null || true)
+  if [ "$current" != "$(readlink -f "$openblas")" ]; then
+    sudo=""
+    if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+    $sudo update-alternatives --quiet --set "$alt" "$openblas"
+  fi
+fi
+
+active=$(readlink -f "/usr/lib/${arch_triplet}/libblas.so.3" 2>/dev/null || true)
+case "$active" in
+  *openblas*) ;;
+  *)
+    echo "install-deps: error: the active libblas.so.3 is '${active:-none}', not OpenBLAS;" \
+         "LibTorch would run about 25x slower. Fix: update-alternatives --set $alt $openblas" >&2
+    exit 1 ;;
+esac
