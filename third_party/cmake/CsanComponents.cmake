@@ -25,6 +25,8 @@ function(csan_add_component name)
       # One PCH compiled once and reused by every torch component.
       add_library(csan_torch_pch STATIC ${PROJECT_SOURCE_DIR}/toolkit/torch_pch.cpp)
       target_link_libraries(csan_torch_pch PUBLIC torch)
+      target_include_directories(csan_torch_pch PUBLIC ${PROJECT_SOURCE_DIR})
+      set_target_properties(csan_torch_pch PROPERTIES POSITION_INDEPENDENT_CODE ON)
       target_precompile_headers(csan_torch_pch PRIVATE ${PROJECT_SOURCE_DIR}/toolkit/torch_pch.h)
     endif()
     target_precompile_headers(${target} REUSE_FROM csan_torch_pch)
