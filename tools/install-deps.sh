@@ -13,6 +13,7 @@ packages=(
   libyaml-cpp-dev
   libboost-program-options-dev
   libgtest-dev
+  nlohmann-json3-dev   # tests read the JSON test vectors
 )
 
 missing=()

@@ -33,3 +33,6 @@ add_library(csan::sentencepiece INTERFACE IMPORTED)
 target_link_libraries(csan::sentencepiece INTERFACE PkgConfig::SENTENCEPIECE)
 
 find_package(GTest)
+
+# Header-only JSON parser; the tests use it to read ../shared/vectors.
+find_package(nlohmann_json 3 REQUIRED)
