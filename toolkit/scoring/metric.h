@@ -12,14 +12,22 @@ namespace csan::scoring {
 // chrF: [hyp, ref, match] per order; TER: [edits, average ref length]).
 using Stats = std::vector<double>;
 
+// One "key:value" entry of a signature; short_key is the --short abbreviation.
+struct SignatureField {
+  std::string key;
+  std::string short_key;
+  std::string value;
+};
+
 class Metric {
  public:
   virtual ~Metric() = default;
 
   // "BLEU", "chrF2", "chrF2++", "TER": the name printed before the signature.
   virtual std::string name() const = 0;
-  // Long signature, e.g. "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0".
-  virtual std::string signature(bool short_form) const = 0;
+  // The metric's own signature fields in sacreBLEU's order, without the common ones
+  // (nrefs, bs/ar, seed, version), e.g. BLEU: case, eff, tok, smooth.
+  virtual std::vector<SignatureField> signature_fields() const = 0;
 
   // hyps[i] and refs[r][i] (reference set r, segment i), lines already rstripped.
   // Returns one Stats per segment. May use several threads.
@@ -32,8 +40,8 @@ class Metric {
   virtual double score_float32(const std::vector<float>& sum) const = 0;
   // Paired approximate randomization sums statistics in int64 (true) or float64 (false).
   virtual bool integer_stats() const = 0;
-  // Larger is better (BLEU, chrF) or smaller (TER).
-  virtual bool higher_is_better() const { return true; }
+  // Text after the score in the text line (BLEU's "p1/p2/p3/p4 (BP = ...)"); may be empty.
+  virtual std::string verbose(const Stats& /*sum*/) const { return ""; }
 };
 
 }  // namespace csan::scoring
