@@ -1,0 +1,53 @@
+// A parallel corpus as stored by csan-preprocess: two mmap indexed datasets (source and
+// target token ids, each sentence ending with </s>). Collating a batch produces plain
+// right-padded row-major arrays; training/ turns them into tensors (data/ is torch-free).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "toolkit/data/batching.h"
+#include "toolkit/data/indexed_dataset.h"
+
+namespace csan::data {
+
+// Row-major [rows x cols] int64 matrix.
+struct TokenMatrix {
+  int64_t rows = 0, cols = 0;
+  std::vector<int64_t> values;
+};
+
+struct CollatedBatch {
+  std::vector<int64_t> ids;          // example indices, in batch order
+  TokenMatrix src_tokens;            // [B, S], right-padded
+  std::vector<int64_t> src_lengths;  // [B]
+  TokenMatrix prev_output_tokens;    // [B, T]: </s> followed by target[:-1]
+  TokenMatrix target;                // [B, T], right-padded
+  int64_t ntokens = 0;               // non-padding target tokens (incl. </s>)
+  int64_t nsentences() const { return static_cast<int64_t>(ids.size()); }
+};
+
+class LanguagePairDataset {
+ public:
+  // prefix: DIR/SPLIT.SRC-TGT (files PREFIX.SRC.{bin,idx} and PREFIX.TGT.{bin,idx}).
+  LanguagePairDataset(const std::string& data_dir, const std::string& split, const std::string& src_lang,
+                      const std::string& tgt_lang, int64_t pad_index, int64_t eos_index);
+
+  size_t size() const { return src_->size(); }
+  const std::vector<int32_t>& src_sizes() const { return src_->sizes(); }
+  const std::vector<int32_t>& tgt_sizes() const { return tgt_->sizes(); }
+  CollatedBatch collate(const Batch& batch) const;
+
+ private:
+  std::unique_ptr<MMapIndexedDataset> src_, tgt_;
+  int64_t pad_, eos_;
+};
+
+// Collation on token lists already in memory (what LanguagePairDataset uses; tests call it).
+CollatedBatch collate_pairs(const std::vector<int64_t>& ids, const std::vector<std::vector<int64_t>>& sources,
+                            const std::vector<std::vector<int64_t>>& targets, int64_t pad_index,
+                            int64_t eos_index);
+
+}  // namespace csan::data
