@@ -1,0 +1,59 @@
+// csan-toy-corpus: writes the seeded synthetic parallel corpus described in
+// toolkit/text/toy_corpus.h (train/valid/test splits, one sentence per line).
+#include <boost/program_options.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "toolkit/core/error.h"
+#include "toolkit/text/toy_corpus.h"
+
+namespace po = boost::program_options;
+
+namespace {
+
+void check_language_name(const std::string& option, const std::string& name) {
+  if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") !=
+                          std::string::npos)
+    throw csan::Error::for_key(option, "'" + name + "' is not a language name (letters, digits, '_', '-')");
+}
+
+int toy_corpus_main(int argc, char** argv) {
+  csan::text::ToyCorpusOptions options;
+  std::string out_dir, source_lang, target_lang;
+  po::options_description described("csan-toy-corpus: write a seeded synthetic parallel corpus\nOptions");
+  described.add_options()
+      ("help,h", "show this help")
+      ("out-dir", po::value(&out_dir)->required(), "directory for {train,valid,test}.{SRC,TGT}")
+      ("train", po::value(&options.train)->default_value(options.train), "training sentence pairs")
+      ("valid", po::value(&options.valid)->default_value(options.valid), "validation sentence pairs")
+      ("test", po::value(&options.test)->default_value(options.test), "test sentence pairs")
+      ("seed", po::value(&options.seed)->default_value(options.seed), "seed of the lexicon and the sentences")
+      ("source-lang", po::value(&source_lang)->default_value("src"), "source file suffix")
+      ("target-lang", po::value(&target_lang)->default_value("tgt"), "target file suffix")
+      ("max-words", po::value(&options.max_words)->default_value(options.max_words),
+       "longest source sentence in tokens (at least 3)");
+  po::variables_map vm;
+  po::store(po::command_line_parser(argc, argv).options(described).run(), vm);
+  if (vm.count("help")) {
+    std::cout << described << "\n";
+    return 0;
+  }
+  po::notify(vm);
+  check_language_name("--source-lang", source_lang);
+  check_language_name("--target-lang", target_lang);
+  if (source_lang == target_lang)
+    throw csan::Error::for_key("--target-lang", "must differ from --source-lang ('" + source_lang + "')");
+  if (options.train == 0) throw csan::Error::for_key("--train", "must be at least 1");
+
+  const auto corpus = csan::text::generate_toy_corpus(options);
+  csan::text::write_toy_corpus(corpus, out_dir, source_lang, target_lang);
+  std::fprintf(stderr, "csan-toy-corpus: wrote %s: %s\n", out_dir.c_str(),
+               csan::text::describe_toy_corpus(corpus, options).c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return csan::run_main("csan-toy-corpus", toy_corpus_main, argc, argv); }
