@@ -13,6 +13,16 @@ namespace po = boost::program_options;
 
 namespace {
 
+// Sizes are read as signed numbers because Boost would silently wrap "-5" into a huge
+// unsigned value; the cap keeps a typo from running out of memory.
+size_t checked_count(const std::string& option, long long value, long long minimum) {
+  constexpr long long kMaximum = 100000000;
+  if (value < minimum || value > kMaximum)
+    throw csan::Error::for_key(option, "must be between " + std::to_string(minimum) + " and " +
+                                           std::to_string(kMaximum) + ", got " + std::to_string(value));
+  return static_cast<size_t>(value);
+}
+
 void check_language_name(const std::string& option, const std::string& name) {
   if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") !=
                           std::string::npos)
@@ -22,17 +32,18 @@ void check_language_name(const std::string& option, const std::string& name) {
 int toy_corpus_main(int argc, char** argv) {
   csan::text::ToyCorpusOptions options;
   std::string out_dir, source_lang, target_lang;
+  long long train = 20000, valid = 500, test = 500, max_words = 20;
   po::options_description described("csan-toy-corpus: write a seeded synthetic parallel corpus\nOptions");
   described.add_options()
       ("help,h", "show this help")
       ("out-dir", po::value(&out_dir)->required(), "directory for {train,valid,test}.{SRC,TGT}")
-      ("train", po::value(&options.train)->default_value(options.train), "training sentence pairs")
-      ("valid", po::value(&options.valid)->default_value(options.valid), "validation sentence pairs")
-      ("test", po::value(&options.test)->default_value(options.test), "test sentence pairs")
+      ("train", po::value(&train)->default_value(train), "training sentence pairs")
+      ("valid", po::value(&valid)->default_value(valid), "validation sentence pairs")
+      ("test", po::value(&test)->default_value(test), "test sentence pairs")
       ("seed", po::value(&options.seed)->default_value(options.seed), "seed of the lexicon and the sentences")
       ("source-lang", po::value(&source_lang)->default_value("src"), "source file suffix")
       ("target-lang", po::value(&target_lang)->default_value("tgt"), "target file suffix")
-      ("max-words", po::value(&options.max_words)->default_value(options.max_words),
+      ("max-words", po::value(&max_words)->default_value(max_words),
        "longest source sentence in tokens (at least 3)");
   po::variables_map vm;
   po::store(po::command_line_parser(argc, argv).options(described).run(), vm);
@@ -45,7 +56,10 @@ int toy_corpus_main(int argc, char** argv) {
   check_language_name("--target-lang", target_lang);
   if (source_lang == target_lang)
     throw csan::Error::for_key("--target-lang", "must differ from --source-lang ('" + source_lang + "')");
-  if (options.train == 0) throw csan::Error::for_key("--train", "must be at least 1");
+  options.train = checked_count("--train", train, 1);
+  options.valid = checked_count("--valid", valid, 0);
+  options.test = checked_count("--test", test, 0);
+  options.max_words = checked_count("--max-words", max_words, 3);
 
   const auto corpus = csan::text::generate_toy_corpus(options);
   csan::text::write_toy_corpus(corpus, out_dir, source_lang, target_lang);
