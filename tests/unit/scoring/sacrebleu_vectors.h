@@ -1,0 +1,42 @@
+// Loads the sacreBLEU test vectors (../shared/vectors/sacrebleu) for the metric tests.
+#pragma once
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "toolkit/scoring/unicode.h"
+
+namespace csan::scoring::testing {
+
+inline std::string vectors_dir() { return std::string(CSAN_SHARED_DIR) + "/vectors/sacrebleu"; }
+
+inline nlohmann::json load_vectors(const std::string& name) {
+  std::ifstream in(vectors_dir() + "/" + name);
+  if (!in) throw std::runtime_error("cannot open " + vectors_dir() + "/" + name);
+  return nlohmann::json::parse(in);
+}
+
+// The lines of a file as sacreBLEU's command line reads them: split on '\n' only (a final
+// line without '\n' counts) and rstripped with Python's whitespace set.
+inline std::vector<std::string> read_case_lines(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string text = buffer.str();
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    lines.push_back(to_utf8(rstrip(to_u32(text.substr(start, end - start)))));
+    start = end + 1;
+  }
+  return lines;
+}
+
+}  // namespace csan::scoring::testing

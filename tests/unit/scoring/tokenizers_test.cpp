@@ -1,0 +1,94 @@
+#include "toolkit/scoring/tokenizers.h"
+
+#include <gtest/gtest.h>
+
+#include "sacrebleu_vectors.h"
+#include "toolkit/core/error.h"
+#include "toolkit/scoring/ter_normalizer.h"
+#include "toolkit/scoring/unicode.h"
+
+namespace csan::scoring {
+namespace {
+
+
+const nlohmann::json& vectors() {
+  static const nlohmann::json json = testing::load_vectors("tokenizers.json")["vectors"];
+  return json;
+}
+
+std::string utf8_of(std::u32string_view s) { return to_utf8(s); }
+
+TEST(Tokenizers, VectorsCoverEveryTokenizer) { EXPECT_GE(vectors().size(), 70u); }
+
+TEST(Tokenizers, BleuTokenizersMatchSacrebleu) {
+  const std::pair<const char*, std::u32string (*)(std::u32string_view)> tokenizers[] = {
+      {"13a", tokenize_13a}, {"intl", tokenize_intl}, {"zh", tokenize_zh}, {"char", tokenize_char}};
+  for (const auto& vector : vectors()) {
+    std::u32string input = to_u32(vector["input"].get<std::string>());
+    for (const auto& [name, tokenize] : tokenizers) {
+      EXPECT_EQ(utf8_of(tokenize(input)), vector[name].get<std::string>())
+          << name << " on " << vector["input"];
+    }
+    auto none = make_tokenizer("none");
+    EXPECT_EQ(utf8_of((*none)(input)), vector["none"].get<std::string>());
+  }
+}
+
+TEST(Tokenizers, TerNormaliserMatchesSacrebleu) {
+  struct Variant {
+    const char* key;
+    TerNormalizerOptions options;
+  };
+  // Option sets named as in tokenizers.json.
+  const Variant variants[] = {
+      {"ter_default", {false, false, false, false}},
+      {"ter_case_sensitive", {true, false, false, false}},
+      {"ter_normalized", {false, true, false, false}},
+      {"ter_normalized_cs", {true, true, false, false}},
+      {"ter_normalized_asian", {false, true, false, true}},
+      {"ter_no_punct", {false, false, true, false}},
+      {"ter_no_punct_asian", {false, false, true, true}},
+      {"ter_all", {true, true, true, true}},
+  };
+  for (const auto& vector : vectors()) {
+    std::u32string input = to_u32(vector["input"].get<std::string>());
+    for (const Variant& variant : variants) {
+      EXPECT_EQ(utf8_of(ter_normalize(input, variant.options)), vector[variant.key].get<std::string>())
+          << variant.key << " on " << vector["input"];
+    }
+  }
+}
+
+TEST(Tokenizers, LowerAndSplitMatchPython) {
+  for (const auto& vector : vectors()) {
+    std::u32string input = to_u32(vector["input"].get<std::string>());
+    EXPECT_EQ(utf8_of(lower(input)), vector["lower"].get<std::string>()) << vector["input"];
+    std::vector<std::string> words;
+    for (auto word : split(input)) words.push_back(utf8_of(word));
+    EXPECT_EQ(words, vector["split"].get<std::vector<std::string>>()) << vector["input"];
+  }
+}
+
+TEST(Tokenizers, Examples) {
+  EXPECT_EQ(utf8_of(tokenize_13a(U"1,000.50 5.")), "1,000.50 5 .");
+  EXPECT_EQ(utf8_of(tokenize_13a(U"1...2 a.,b &amp;lt; &amp;quot;")), "1 . . .2 a . , b < & quot ;");
+  EXPECT_EQ(utf8_of(tokenize_zh(U"价格5.")), "价 格 5.");
+  EXPECT_EQ(utf8_of(tokenize_intl(U"year 2024.")), "year 2024.");
+}
+
+TEST(Tokenizers, UnknownOrModelLessTokenizerIsAnError) {
+  EXPECT_THROW(make_tokenizer("moses"), Error);
+  setenv("SACREBLEU", "/nonexistent-csan-dir", 1);
+  try {
+    make_tokenizer("flores200");
+    FAIL() << "flores200 without a model must fail";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("flores200sacrebleuspm"), std::string::npos) << error.what();
+  }
+  unsetenv("SACREBLEU");
+  EXPECT_THROW(make_tokenizer("spm", "/nonexistent/model.spm"), Error);
+  EXPECT_EQ(make_tokenizer("13a")->signature(), "13a");
+}
+
+}  // namespace
+}  // namespace csan::scoring

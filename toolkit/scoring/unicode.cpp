@@ -1,0 +1,166 @@
+#include "toolkit/scoring/unicode.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+
+#include "toolkit/core/error.h"
+#include "toolkit/core/utf8.h"
+#include "toolkit/scoring/unicode_tables.h"
+
+namespace csan::scoring {
+namespace {
+
+enum Flag : uint8_t {
+  kSpace = 1,
+  kPunct = 2,
+  kSymbol = 4,
+  kNumber = 8,
+  kCased = 16,
+  kCaseIgnorable = 32,
+};
+
+bool in_ranges(const tables::CodeRange* ranges, size_t size, char32_t c) {
+  const tables::CodeRange* end = ranges + size;
+  const tables::CodeRange* it = std::upper_bound(
+      ranges, end, c, [](char32_t value, const tables::CodeRange& r) { return value < r.first; });
+  return it != ranges && c <= (it - 1)->last;
+}
+
+// The BMP is looked up in flat tables (built once); the rest by binary search.
+struct BmpTables {
+  std::array<uint8_t, 0x10000> flags{};
+  std::array<char16_t, 0x10000> lower{};
+
+  BmpTables() {
+    auto mark = [&](const tables::CodeRange* ranges, size_t size, uint8_t flag) {
+      for (size_t i = 0; i < size; ++i) {
+        for (char32_t c = ranges[i].first; c <= ranges[i].last && c < 0x10000; ++c) flags[c] |= flag;
+      }
+    };
+    mark(tables::whitespace, tables::whitespace_size, kSpace);
+    mark(tables::punctuation, tables::punctuation_size, kPunct);
+    mark(tables::symbol, tables::symbol_size, kSymbol);
+    mark(tables::number, tables::number_size, kNumber);
+    mark(tables::cased, tables::cased_size, kCased);
+    mark(tables::case_ignorable, tables::case_ignorable_size, kCaseIgnorable);
+    for (size_t c = 0; c < lower.size(); ++c) lower[c] = static_cast<char16_t>(c);
+    for (size_t i = 0; i < tables::lower_simple_size; ++i) {
+      const auto& pair = tables::lower_simple[i];
+      if (pair.from < 0x10000) lower[pair.from] = static_cast<char16_t>(pair.to);
+    }
+  }
+};
+
+const BmpTables& bmp() {
+  static const BmpTables instance;
+  return instance;
+}
+
+bool has_flag(char32_t c, uint8_t flag, const tables::CodeRange* ranges, size_t size) {
+  if (c < 0x10000) return (bmp().flags[c] & flag) != 0;
+  return in_ranges(ranges, size, c);
+}
+
+char32_t lower_one(char32_t c) {
+  if (c < 0x10000) return bmp().lower[c];
+  const tables::LowerPair* begin = tables::lower_simple;
+  const tables::LowerPair* end = begin + tables::lower_simple_size;
+  const tables::LowerPair* it = std::lower_bound(
+      begin, end, c, [](const tables::LowerPair& p, char32_t value) { return p.from < value; });
+  return (it != end && it->from == c) ? it->to : c;
+}
+
+bool is_cased(char32_t c) { return has_flag(c, kCased, tables::cased, tables::cased_size); }
+bool is_case_ignorable(char32_t c) {
+  return has_flag(c, kCaseIgnorable, tables::case_ignorable, tables::case_ignorable_size);
+}
+
+// Python's Final_Sigma test: a cased letter before (skipping case-ignorables) and none
+// after (same skipping).
+bool is_final_sigma(std::u32string_view s, size_t pos) {
+  size_t i = pos;
+  while (i > 0 && is_case_ignorable(s[i - 1])) --i;
+  if (i == 0 || !is_cased(s[i - 1])) return false;
+  size_t j = pos + 1;
+  while (j < s.size() && is_case_ignorable(s[j])) ++j;
+  return j == s.size() || !is_cased(s[j]);
+}
+
+}  // namespace
+
+bool is_space(char32_t c) {
+  if (c < 0x80) return (c >= 9 && c <= 13) || (c >= 28 && c <= 32);
+  return has_flag(c, kSpace, tables::whitespace, tables::whitespace_size);
+}
+bool is_punctuation(char32_t c) {
+  return has_flag(c, kPunct, tables::punctuation, tables::punctuation_size);
+}
+bool is_symbol(char32_t c) { return has_flag(c, kSymbol, tables::symbol, tables::symbol_size); }
+bool is_number(char32_t c) { return has_flag(c, kNumber, tables::number, tables::number_size); }
+
+std::u32string lower(std::u32string_view s) {
+  std::u32string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    char32_t c = s[i];
+    if (c < 0x80) {
+      out.push_back((c >= 'A' && c <= 'Z') ? c + 32 : c);
+    } else if (c == tables::lower_expanding_from) {
+      out.push_back(tables::lower_expanding_to[0]);
+      out.push_back(tables::lower_expanding_to[1]);
+    } else if (c == 0x3A3) {
+      out.push_back(is_final_sigma(s, i) ? 0x3C2 : 0x3C3);
+    } else {
+      out.push_back(lower_one(c));
+    }
+  }
+  return out;
+}
+
+std::vector<std::u32string_view> split(std::u32string_view s) {
+  std::vector<std::u32string_view> words;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && is_space(s[i])) ++i;
+    size_t start = i;
+    while (i < s.size() && !is_space(s[i])) ++i;
+    if (i > start) words.push_back(s.substr(start, i - start));
+  }
+  return words;
+}
+
+std::u32string_view rstrip(std::u32string_view s) {
+  size_t end = s.size();
+  while (end > 0 && is_space(s[end - 1])) --end;
+  return s.substr(0, end);
+}
+
+std::u32string_view strip(std::u32string_view s) {
+  s = rstrip(s);
+  size_t start = 0;
+  while (start < s.size() && is_space(s[start])) ++start;
+  return s.substr(start);
+}
+
+std::u32string join_split(std::u32string_view s) {
+  std::u32string out;
+  out.reserve(s.size());
+  for (std::u32string_view word : split(s)) {
+    if (!out.empty()) out.push_back(U' ');
+    out.append(word);
+  }
+  return out;
+}
+
+std::u32string to_u32(std::string_view utf8) {
+  size_t bad = utf8::find_invalid(utf8);
+  if (bad != std::string_view::npos) {
+    throw Error("invalid UTF-8 at byte " + std::to_string(bad) + " of a segment");
+  }
+  return utf8::decode(utf8);
+}
+
+std::string to_utf8(std::u32string_view s) { return utf8::encode(s); }
+
+}  // namespace csan::scoring
