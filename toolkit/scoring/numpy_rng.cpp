@@ -159,4 +159,10 @@ std::vector<std::uint8_t> NumpyRng::bools(std::size_t rows, std::size_t cols) {
   return out;
 }
 
+std::vector<std::uint32_t> NumpyRng::bool_words(std::size_t count) {
+  std::vector<std::uint32_t> words((count + 31) / 32);
+  for (auto& word : words) word = next32();
+  return words;
+}
+
 }  // namespace csan::scoring

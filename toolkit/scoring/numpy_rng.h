@@ -33,6 +33,9 @@ class NumpyRng {
   void choice_into(std::uint32_t n, std::size_t rows, std::vector<std::uint32_t>& out);
   // integers(2, size=(rows, cols), dtype=bool), row-major, one byte (0/1) per draw.
   std::vector<std::uint8_t> bools(std::size_t rows, std::size_t cols);
+  // The same draws packed: bit (i % 32) of word (i / 32) is draw i (numpy uses the
+  // bits of each next32() value LSB first).
+  std::vector<std::uint32_t> bool_words(std::size_t count);
 
  private:
   void seed_from_words(const std::vector<std::uint64_t>& words);

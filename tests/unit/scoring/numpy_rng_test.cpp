@@ -107,6 +107,14 @@ TEST(NumpyRng, ChoiceInChunksEqualsOneCall) {
   EXPECT_EQ(got, expected);
 }
 
+TEST(NumpyRng, PackedBoolsEqualBytes) {
+  NumpyRng bytes_rng(7), words_rng(7);
+  const auto bytes = bytes_rng.bools(3, 45);
+  const auto words = words_rng.bool_words(bytes.size());
+  ASSERT_EQ(words.size(), 5u);
+  for (std::size_t i = 0; i < bytes.size(); ++i) EXPECT_EQ((words[i / 32] >> (i % 32)) & 1u, bytes[i]) << i;
+}
+
 TEST(NumpyRng, UnseededGeneratorsDiffer) {
   NumpyRng a(std::nullopt), b(std::nullopt);
   EXPECT_NE(a.next64(), b.next64());
