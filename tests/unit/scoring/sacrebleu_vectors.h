@@ -20,9 +20,11 @@ inline nlohmann::json load_vectors(const std::string& name) {
   return nlohmann::json::parse(in);
 }
 
-// The lines of a file as sacreBLEU's command line reads them: split on '\n' only (a final
-// line without '\n' counts) and rstripped with Python's whitespace set.
-inline std::vector<std::string> read_case_lines(const std::string& path) {
+// The lines of a file split on '\n' only (a final line without '\n' counts). sacreBLEU's
+// command line also rstrips them (Python whitespace); the vectors' api_corpus values were
+// computed on the lines without that rstrip, which only chrF with --chrf-whitespace can
+// tell apart (BLEU and TER rstrip inside the metric, chrF otherwise drops whitespace).
+inline std::vector<std::string> read_case_lines(const std::string& path, bool rstrip_lines = true) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot open " + path);
   std::stringstream buffer;
@@ -33,7 +35,8 @@ inline std::vector<std::string> read_case_lines(const std::string& path) {
   while (start < text.size()) {
     size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();
-    lines.push_back(to_utf8(rstrip(to_u32(text.substr(start, end - start)))));
+    std::string line = text.substr(start, end - start);
+    lines.push_back(rstrip_lines ? to_utf8(rstrip(to_u32(line))) : line);
     start = end + 1;
   }
   return lines;

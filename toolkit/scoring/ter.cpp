@@ -1,0 +1,87 @@
+#include "toolkit/scoring/ter.h"
+
+#include <cstdint>
+#include <string_view>
+
+#include "toolkit/core/error.h"
+#include "toolkit/scoring/ngram_bag.h"
+#include "toolkit/scoring/parallel.h"
+#include "toolkit/scoring/ter_edits.h"
+#include "toolkit/scoring/unicode.h"
+
+namespace csan::scoring {
+
+Ter::Ter(const TerOptions& options)
+    : normalizer_{options.case_sensitive, options.normalized, options.no_punct, options.asian_support} {}
+
+std::vector<SignatureField> Ter::signature_fields() const {
+  return {
+      {"case", "c", normalizer_.case_sensitive ? "mixed" : "lc"},
+      {"tok", "t", "tercom"},
+      {"norm", "nr", normalizer_.normalized ? "yes" : "no"},
+      {"punct", "pn", normalizer_.no_punct ? "no" : "yes"},
+      {"asian", "as", normalizer_.asian_support ? "yes" : "no"},
+  };
+}
+
+std::vector<Stats> Ter::segment_stats(const std::vector<std::string>& hyps,
+                                      const std::vector<std::vector<std::string>>& refs) const {
+  for (const auto& stream : refs) {
+    if (stream.size() != hyps.size()) throw Error("System and reference streams have different lengths.");
+  }
+  if (refs.empty()) throw Error("TER needs at least one reference stream");
+  std::vector<Stats> all(hyps.size());
+  // TER segments cost very different amounts (long lines are quadratic), so hand them
+  // out in small chunks.
+  parallel_for(
+      hyps.size(),
+      [&](size_t begin, size_t end) {
+        Interner<std::u32string_view> interner;
+        std::vector<std::u32string> ref_texts(refs.size());
+        for (size_t i = begin; i < end; ++i) {
+          interner.clear();
+          auto to_ids = [&](std::u32string_view text) {
+            std::vector<uint32_t> ids;
+            for (auto word : split(text)) ids.push_back(interner(word));
+            return ids;
+          };
+          std::u32string hyp_text = ter_normalize(rstrip(to_u32(hyps[i])), normalizer_);
+          std::vector<uint32_t> hyp_ids = to_ids(hyp_text);
+          int64_t best_edits = -1;
+          double ref_lengths = 0.0;
+          for (size_t r = 0; r < refs.size(); ++r) {
+            ref_texts[r] = ter_normalize(rstrip(to_u32(refs[r][i])), normalizer_);
+            std::vector<uint32_t> ref_ids = to_ids(ref_texts[r]);
+            int64_t edits = ter_edits(hyp_ids, ref_ids);
+            ref_lengths += static_cast<double>(ref_ids.size());
+            if (best_edits < 0 || edits < best_edits) best_edits = edits;
+          }
+          all[i] = {static_cast<double>(best_edits), ref_lengths / static_cast<double>(refs.size())};
+        }
+      },
+      64);
+  return all;
+}
+
+TerResult Ter::compute(const Stats& sum) const {
+  if (sum.size() != 2) throw Error("TER statistics must have 2 values");
+  TerResult result;
+  result.num_edits = sum[0];
+  result.ref_length = sum[1];
+  double rate;
+  if (sum[1] > 0) {
+    rate = sum[0] / sum[1];
+  } else {
+    rate = sum[0] > 0 ? 1.0 : 0.0;  // empty references: all edits, or nothing to do
+  }
+  result.score = 100 * rate;
+  return result;
+}
+
+double Ter::score_float32(const std::vector<float>& sum) const {
+  if (sum.size() != 2) throw Error("TER statistics must have 2 values");
+  if (sum[1] > 0) return 100.0 * static_cast<double>(sum[0] / sum[1]);
+  return sum[0] > 0 ? 100.0 : 0.0;
+}
+
+}  // namespace csan::scoring
