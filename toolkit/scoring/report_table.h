@@ -18,7 +18,7 @@ struct MultiSystemReport {
   std::vector<std::string> signatures;    // one per metric, formatted
   std::vector<std::vector<PairedResult>> results;  // [system][metric]
   PairedTestKind test = PairedTestKind::none;
-  std::size_t n_samples = 0;  // resamples or trials
+  long long n_samples = 0;  // resamples or trials, as given on the command line
 };
 
 // The whole stdout of a multi-system run for format "json", "text" or "latex".

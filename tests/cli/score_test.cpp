@@ -1,0 +1,148 @@
+// csan-score end to end against sacreBLEU 2.6.0's recorded runs
+// (../shared/vectors/sacrebleu/expected.json). Every "cli" run is replayed with the case
+// directory as working directory, its environment and its stdin file; the exit code and
+// stdout must match exactly (long sentence-level runs: line count and SHA-256 of stdout).
+//
+// stderr:
+//  * matched exactly: every run where sacreBLEU prints its own message and exit code
+//    (errors/* with exit 1 or 17, e.g. mismatch, mismatch_quiet, tsv_missing_field, no_refs,
+//    paired_same_file_twice), and the runs with an empty stderr;
+//  * our one-line replacement of a Python traceback (errors/bad_utf8, errors/missing_file):
+//    exit 1 and one line naming the file (and, for invalid UTF-8, the line);
+//  * argparse usage errors (errors/unknown_tokenizer, unknown_metric, bs_and_ar): exit 2
+//    and the same "error: argument ..." text after our own usage line;
+//  * informational log lines ("sacreBLEU: Found 4 systems." ...) are not compared.
+// No run is skipped: every visible vector applies to local files.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_runner.h"
+#include "sha256.h"
+
+namespace {
+
+using csan::testing::run;
+using nlohmann::json;
+
+std::string vectors_dir() { return csan::testing::shared_dir() + "/vectors/sacrebleu"; }
+
+const json& expected() {
+  static const json data = [] {
+    std::ifstream in(vectors_dir() + "/expected.json");
+    return json::parse(in);
+  }();
+  return data;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct CliCase {
+  std::string case_name;
+  json run;
+};
+
+void PrintTo(const CliCase& c, std::ostream* os) { *os << c.run["id"].get<std::string>(); }
+
+std::vector<CliCase> all_cli_runs() {
+  std::vector<CliCase> runs;
+  for (const auto& [name, data] : expected()["cases"].items())
+    for (const auto& r : data["cli"]) runs.push_back({name, r});
+  return runs;
+}
+
+std::size_t count_lines(const std::string& s) {
+  std::size_t n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+csan::testing::RunResult replay(const CliCase& c, const std::vector<std::string>& extra_args = {}) {
+  const std::string dir = vectors_dir() + "/cases/" + c.case_name;
+  std::vector<std::string> argv{csan::testing::bin("csan-score")};
+  for (const auto& a : c.run["args"]) argv.push_back(a.get<std::string>());
+  for (const auto& a : extra_args) argv.push_back(a);
+  std::vector<std::string> env;
+  for (const auto& [k, v] : c.run["env"].items()) env.push_back(k + "=" + v.get<std::string>());
+  const std::string stdin_data = c.run["stdin"].is_null() ? "" : slurp(dir + "/" + c.run["stdin"].get<std::string>());
+  return run(argv, stdin_data, env, dir);
+}
+
+class SacrebleuCli : public ::testing::TestWithParam<CliCase> {};
+
+TEST_P(SacrebleuCli, ReproducesRecordedRun) {
+  const CliCase& c = GetParam();
+  const json& r = c.run;
+  const auto result = replay(c);
+  const std::string id = r["id"].get<std::string>();
+  EXPECT_EQ(result.exit_code, r["exit_code"].get<int>()) << id << "\nstderr: " << result.err;
+
+  if (r.contains("stdout")) {
+    EXPECT_EQ(result.out, r["stdout"].get<std::string>()) << id;
+  } else {
+    const std::string head = r["stdout_head"].get<std::string>();
+    EXPECT_EQ(result.out.substr(0, head.size()), head) << id;
+    EXPECT_EQ(count_lines(result.out), r["stdout_lines"].get<std::size_t>()) << id;
+    EXPECT_EQ(csan::testing::sha256_hex(result.out), r["stdout_sha256"].get<std::string>()) << id;
+  }
+
+  const int code = r["exit_code"].get<int>();
+  if (r.contains("stderr_last_line")) {
+    // A Python traceback in sacreBLEU; one line naming the file here.
+    EXPECT_EQ(count_lines(result.err), 1u) << id << ": " << result.err;
+    const std::string last = r["stderr_last_line"].get<std::string>();
+    if (last.find("UnicodeDecodeError") != std::string::npos) {
+      EXPECT_NE(result.err.find("bad_utf8.txt:"), std::string::npos) << result.err;
+      EXPECT_NE(result.err.find("invalid UTF-8"), std::string::npos) << result.err;
+    } else {
+      EXPECT_NE(result.err.find("does_not_exist.txt"), std::string::npos) << result.err;
+    }
+  } else if (code == 2) {
+    const std::string err = r["stderr"].get<std::string>();
+    const std::string message = err.substr(err.find(": error: ") + 2);
+    EXPECT_NE(result.err.find(message), std::string::npos) << id << ": " << result.err;
+  } else if (code != 0 || r["stderr"].get<std::string>().empty()) {
+    EXPECT_EQ(result.err, r["stderr"].get<std::string>()) << id;
+  }
+}
+
+std::string test_name(const ::testing::TestParamInfo<CliCase>& info) {
+  std::string name = info.param.run["id"].get<std::string>();
+  for (char& ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return name + "_" + std::to_string(info.index);
+}
+
+INSTANTIATE_TEST_SUITE_P(Vectors, SacrebleuCli, ::testing::ValuesIn(all_cli_runs()), test_name);
+
+// api_confidence: the -ci bootstrap mean and CI at full precision. With -w 20 the JSON
+// holds float(f"{x:.20f}"), which is x itself (20 decimals are more than 17 digits).
+TEST(SacrebleuConfidence, FullPrecisionMeansAndIntervals) {
+  std::size_t checked = 0;
+  for (const auto& [name, data] : expected()["cases"].items()) {
+    for (const auto& entry : data["api_confidence"]) {
+      CliCase c{name, json{{"args", entry["cli_args"]}, {"env", json::object()}, {"stdin", nullptr}}};
+      const auto result = replay(c, {"-w", "20"});
+      ASSERT_EQ(result.exit_code, 0) << result.err;
+      const json got = json::parse(result.out);
+      const std::string what = name + "/" + entry["config"].get<std::string>();
+      EXPECT_EQ(got["score"].get<double>(), entry["score"].get<double>()) << what;
+      EXPECT_EQ(got["confidence_mean"].get<double>(), entry["bootstrap_mean"].get<double>()) << what;
+      EXPECT_EQ(got["confidence_var"].get<double>(), entry["bootstrap_ci"].get<double>()) << what;
+      EXPECT_EQ(got["signature"].get<std::string>(), entry["signature"].get<std::string>()) << what;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 6u);
+}
+
+}  // namespace

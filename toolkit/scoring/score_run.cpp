@@ -1,0 +1,402 @@
+#include "toolkit/scoring/score_run.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <istream>
+#include <iterator>
+#include <memory>
+#include <ostream>
+
+#include "toolkit/core/error.h"
+#include "toolkit/core/text_file.h"
+#include "toolkit/core/utf8.h"
+#include "toolkit/scoring/report.h"
+#include "toolkit/scoring/report_table.h"
+#include "toolkit/scoring/resampling.h"
+#include "toolkit/scoring/unicode.h"
+
+namespace csan::scoring {
+
+namespace {
+
+// sacreBLEU's logger: "sacreBLEU: " lines on stderr; with -q only warnings and errors,
+// without the prefix (Python's last-resort handler).
+class Log {
+ public:
+  Log(std::ostream& err, bool quiet) : err_(err), quiet_(quiet) {}
+  void info(const std::string& message) const {
+    if (!quiet_) err_ << "sacreBLEU: " << message << "\n";
+  }
+  void error(const std::string& message) const { err_ << (quiet_ ? "" : "sacreBLEU: ") << message << "\n"; }
+
+ private:
+  std::ostream& err_;
+  bool quiet_;
+};
+
+// Python's repr() of a str, for the messages that quote a file name.
+std::string python_str_repr(const std::string& s) {
+  const bool has_single = s.find('\'') != std::string::npos;
+  const bool has_double = s.find('"') != std::string::npos;
+  const char quote = has_single && !has_double ? '"' : '\'';
+  std::string out(1, quote);
+  for (char c : s) {
+    if (c == quote || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + quote;
+}
+
+// str.rstrip() with Python's whitespace set, on valid UTF-8.
+void rstrip_in_place(std::string& line) {
+  while (!line.empty()) {
+    std::size_t start = line.size() - 1;
+    while (start > 0 && (static_cast<unsigned char>(line[start]) & 0xC0) == 0x80) --start;
+    const std::u32string last = utf8::decode(std::string_view(line).substr(start));
+    if (last.size() != 1 || !is_space(last[0])) return;
+    line.erase(start);
+  }
+}
+
+std::vector<std::string> split_tabs(const std::string& line, std::size_t max_split) {
+  std::vector<std::string> fields;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t tab = fields.size() < max_split ? line.find('\t', start) : std::string::npos;
+    if (tab == std::string::npos) {
+      fields.push_back(line.substr(start));
+      return fields;
+    }
+    fields.push_back(line.substr(start, tab - start));
+    start = tab + 1;
+  }
+}
+
+std::vector<std::string> read_rstripped(const std::string& path) {
+  std::vector<std::string> lines = read_lines(path);
+  for (auto& line : lines) rstrip_in_place(line);
+  return lines;
+}
+
+// stdin is read with universal newlines (\r, \n and \r\n all end lines).
+std::vector<std::string> read_stdin_lines(std::istream& in) {
+  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start < data.size()) {
+    std::size_t end = data.find_first_of("\r\n", start);
+    if (end == std::string::npos) end = data.size();
+    lines.emplace_back(data, start, end - start);
+    check_utf8_line("<stdin>", static_cast<long>(lines.size()), lines.back());
+    start = end + 1;
+    if (end < data.size() && data[end] == '\r' && start < data.size() && data[start] == '\n') ++start;
+  }
+  return lines;
+}
+
+constexpr int kExitFailure = 1;
+constexpr int kExitFieldCount = 17;
+
+struct MetricEntry {
+  std::string key;  // BLEU, CHRF, TER: sacreBLEU's dict key (sorted order)
+  std::unique_ptr<Metric> metric;
+};
+
+std::string default_model_path(const std::string& tokenize, const ScoreEnvironment& env) {
+  std::string base = env.model_dir ? *env.model_dir : (env.home ? *env.home : std::string(".")) + "/.sacrebleu";
+  const std::string file = tokenize == "flores200" ? "flores200sacrebleuspm" : "sacrebleu_tokenizer_spm.model";
+  return base + "/models/" + file;
+}
+
+std::vector<MetricEntry> make_metrics(const ScoreOptions& options, const ScoreEnvironment& env) {
+  BleuOptions bleu = options.bleu;
+  if (options.sentence_level) bleu.effective_order = true;
+  if ((bleu.tokenize == "spm" || bleu.tokenize == "flores101" || bleu.tokenize == "flores200") &&
+      bleu.spm_model.empty())
+    bleu.spm_model = default_model_path(bleu.tokenize, env);
+  // sacreBLEU keeps the metrics in command-line order (paired tests use that order;
+  // the other modes sort them by name).
+  std::vector<MetricEntry> metrics;
+  for (const auto& name : options.metrics) {
+    std::string key = name;
+    std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::toupper(c); });
+    if (std::any_of(metrics.begin(), metrics.end(), [&](const MetricEntry& e) { return e.key == key; })) continue;
+    if (key == "BLEU") metrics.push_back({key, make_bleu(bleu)});
+    else if (key == "CHRF") metrics.push_back({key, make_chrf(options.chrf)});
+    else if (key == "TER") metrics.push_back({key, make_ter(options.ter)});
+    else throw Error("unknown metric '" + name + "' (choose from bleu, chrf, ter)");
+  }
+  return metrics;
+}
+
+// Per-segment statistics, with BLEU's warning about tokenized input.
+std::vector<Stats> extract_stats(const MetricEntry& entry, const ScoreOptions& options,
+                                 const std::vector<std::string>& system,
+                                 const std::vector<std::vector<std::string>>& refs, const Log& log) {
+  if (entry.key == "BLEU" && !options.bleu.force) {
+    const auto tokenized = std::count_if(system.begin(), system.end(), [](const std::string& line) {
+      return line.size() >= 2 && line.compare(line.size() - 2, 2, " .") == 0;
+    });
+    if (tokenized >= 100) {
+      log.error("That's 100 lines that end in a tokenized period ('.')");
+      log.error("It looks like you forgot to detokenize your test data, which may hurt your score.");
+      log.error(
+          "If you insist your data is detokenized, or don't care, you can suppress this message with the `force` "
+          "parameter.");
+    }
+  }
+  return entry.metric->segment_stats(system, refs);
+}
+
+int resampling_threads(const ScoreOptions& options) { return options.paired_jobs > 1 ? options.paired_jobs : 0; }
+
+}  // namespace
+
+ScoreEnvironment ScoreEnvironment::from_process() {
+  ScoreEnvironment env;
+  auto get = [](const char* name) -> std::optional<std::string> {
+    const char* value = std::getenv(name);
+    return value ? std::optional<std::string>(value) : std::nullopt;
+  };
+  env.seed = get("SACREBLEU_SEED");
+  env.format = get("SACREBLEU_FORMAT");
+  env.model_dir = get("SACREBLEU");
+  env.home = get("HOME");
+  return env;
+}
+
+int score_run(const ScoreOptions& options, std::istream& in, std::ostream& out, std::ostream& err,
+              const ScoreEnvironment& env) {
+  const Log log(err, options.quiet);
+  const bool paired = options.paired_bs || options.paired_ar;
+  std::string format = options.format;
+  if (env.format) {
+    std::string wanted = *env.format;
+    std::transform(wanted.begin(), wanted.end(), wanted.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (wanted == "json" || wanted == "text" || wanted == "latex") format = wanted;
+  }
+
+  if (options.sentence_level && options.metrics.size() > 1) {
+    log.error("Only one metric can be used in sentence-level mode.");
+    return kExitFailure;
+  }
+  if (options.num_refs != 1 && options.refs.size() > 1) {
+    log.error("The --num-refs argument allows you to provide any number of tab-delimited references in a single file.");
+    log.error("You can only use it with externally provided references, however (i.e., not with `-t`),");
+    log.error("and you cannot then provide multiple reference files.");
+    return kExitFailure;
+  }
+  if (options.refs.empty()) {
+    log.error("If manual references given, make sure to provide them before the -i/--input argument to avoid confusion.");
+    log.error("Otherwise, I need a predefined test set (-t) from the following list:");
+    log.error(
+        "['wmt24', 'wmt23', 'wmt22', 'wmt21/systems', 'wmt21/dev', 'wmt21/D', 'wmt21/C', 'wmt21/B', 'wmt21/AC', "
+        "'wmt21/AB', 'wmt21', 'wmt20/tworefs', 'wmt20/robust/set3', 'wmt20/robust/set2', 'wmt20/robust/set1', "
+        "'wmt20/dev', 'wmt20', 'wmt19/google/wmtp', 'wmt19/google/hqr', 'wmt19/google/hqp', 'wmt19/google/hqall', "
+        "'wmt19/google/arp', 'wmt19/google/ar', 'wmt19/dev', 'wmt19', 'wmt18/test-ts', 'wmt18/dev', 'wmt18', "
+        "'wmt17/tworefs', 'wmt17/ms', 'wmt17/improved', 'wmt17/dev', 'wmt17/B', 'wmt17', 'wmt16/tworefs', "
+        "'wmt16/dev', 'wmt16/B', 'wmt16', 'wmt15', 'wmt14/full', 'wmt14', 'wmt13', 'wmt12', 'wmt11', 'wmt10', "
+        "'wmt09', 'wmt08/nc', 'wmt08/europarl', 'wmt08', 'multi30k/2018', 'multi30k/2017', 'multi30k/2016', "
+        "'mtnt2019', 'mtnt1.1/valid', 'mtnt1.1/train', 'mtnt1.1/test', 'mtedx/valid', 'mtedx/test', "
+        "'iwslt17/tst2016', 'iwslt17/tst2015', 'iwslt17/tst2014', 'iwslt17/tst2013', 'iwslt17/tst2012', "
+        "'iwslt17/tst2011', 'iwslt17/tst2010', 'iwslt17/dev2010', 'iwslt17']");
+    return kExitFailure;
+  }
+
+  // References: refs[r][i] is reference stream r, segment i.
+  const std::size_t n_streams = std::max<std::size_t>(options.refs.size(), std::max(options.num_refs, 1));
+  std::vector<std::vector<std::string>> refs(n_streams);
+  for (std::size_t r = 0; r < options.refs.size(); ++r) {
+    std::vector<std::string> lines = read_rstripped(options.refs[r]);
+    if (options.num_refs == 1) {
+      refs[r] = std::move(lines);
+      continue;
+    }
+    const std::size_t max_split = options.num_refs > 0 ? static_cast<std::size_t>(options.num_refs - 1)
+                                                       : std::string::npos;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      std::vector<std::string> fields = split_tabs(lines[i], max_split);
+      if (static_cast<long>(fields.size()) != options.num_refs) {
+        log.error("FATAL: line " + std::to_string(i + 1) + ": expected " + std::to_string(options.num_refs) +
+                  " fields, but found " + std::to_string(fields.size()) + ".");
+        return kExitFieldCount;
+      }
+      for (std::size_t f = 0; f < fields.size(); ++f) refs[f].push_back(std::move(fields[f]));
+    }
+  }
+
+  // Systems.
+  std::vector<std::vector<std::string>> systems;
+  std::vector<std::string> names;
+  if (!options.inputs) {
+    const std::vector<std::string> lines = read_stdin_lines(in);
+    std::string first = lines.empty() ? "" : lines[0];
+    rstrip_in_place(first);
+    for (auto& field : split_tabs(first, std::string::npos)) systems.push_back({field});
+    for (std::size_t i = 0; i < systems.size(); ++i) names.push_back("System " + std::to_string(i + 1));
+    for (std::size_t l = 1; l < lines.size(); ++l) {
+      std::string line = lines[l];
+      rstrip_in_place(line);
+      std::vector<std::string> fields = split_tabs(line, std::string::npos);
+      if (fields.size() != systems.size()) {
+        log.error("FATAL: the number of tab-delimited fields in the input stream differ across lines.");
+        return kExitFieldCount;
+      }
+      for (std::size_t s = 0; s < fields.size(); ++s) {
+        rstrip_in_place(fields[s]);
+        systems[s].push_back(std::move(fields[s]));
+      }
+    }
+  } else {
+    for (const auto& file : *options.inputs) {
+      if (std::find(names.begin(), names.end(), file) != names.end()) {
+        if (paired && file == names[0]) {
+          log.info("Ignoring " + python_str_repr(file) + " as it was also given as the baseline.");
+          continue;
+        }
+        log.error(python_str_repr(file) + " already used to name a system.");
+        log.error("Make sure to have a different basename for each system.");
+        return kExitFailure;
+      }
+      systems.push_back(read_rstripped(file));
+      names.push_back(file);
+    }
+  }
+  const std::size_t n_systems = systems.size();
+  if (paired && n_systems > 0) {
+    if (!options.inputs) {
+      names[0] = "Baseline";
+      for (std::size_t s = 1; s < n_systems; ++s) names[s] = "System " + std::to_string(s);
+    } else {
+      names[0] = "Baseline: " + names[0];
+    }
+  }
+
+  if (options.sentence_level) {
+    if (n_systems > 1) {
+      log.error("Only one system can be evaluated in sentence-level mode.");
+      return kExitFailure;
+    }
+    if (options.confidence || paired) {
+      log.error("Statistical tests are unavailable in sentence-level mode.");
+      return kExitFailure;
+    }
+  }
+  if (paired && n_systems == 1) {
+    log.error("Paired tests require multiple input systems given to --input (-i).");
+    return kExitFailure;
+  }
+  if (n_systems > 1 && options.confidence) {
+    log.error("Use paired tests (--paired) for multiple systems.");
+    return kExitFailure;
+  }
+  for (const auto& system : systems) {
+    if (system.empty()) {
+      log.error("Test set None contains no sentence");
+      return kExitFailure;
+    }
+    for (const auto& stream : refs)
+      if (stream.size() != system.size()) {
+        log.error("System and reference streams have different lengths.");
+        return kExitFailure;
+      }
+  }
+
+  std::vector<MetricEntry> metrics = make_metrics(options, env);
+  if (!paired)
+    std::sort(metrics.begin(), metrics.end(), [](const MetricEntry& a, const MetricEntry& b) { return a.key < b.key; });
+  const ResamplingSeed seed = ResamplingSeed::parse(env.seed.value_or("12345"));
+  CommonSignature common;
+  common.nrefs = std::to_string(refs.size());
+
+  if (options.sentence_level) {
+    const MetricEntry& entry = metrics.front();
+    const std::string signature =
+        format_signature(make_signature(*entry.metric, common), options.short_signature);
+    const std::vector<Stats> stats = extract_stats(entry, options, systems[0], refs, log);
+    std::string text;
+    for (const auto& segment : stats) {
+      const ScoreReport report{entry.metric->name(), entry.metric->score(segment), std::nullopt,
+                               entry.metric->verbose(segment)};
+      text += format_score(report, options.width, options.score_only, signature, false) + "\n";
+    }
+    out << text;
+    return 0;
+  }
+
+  if (n_systems == 1) {
+    std::vector<std::string> results;
+    const bool json = format == "json";
+    for (const auto& entry : metrics) {
+      const std::vector<Stats> stats = extract_stats(entry, options, systems[0], refs, log);
+      const Stats sum = sum_stats(stats);
+      ScoreReport report{entry.metric->name(), entry.metric->score(sum), std::nullopt, entry.metric->verbose(sum)};
+      CommonSignature with_bootstrap = common;
+      if (options.confidence && options.confidence_n > 1) {
+        report.confidence = bootstrap_confidence(*entry.metric, stats, static_cast<std::size_t>(options.confidence_n),
+                                                 seed.value, resampling_threads(options));
+        with_bootstrap.bootstrap = std::to_string(options.confidence_n);
+        with_bootstrap.seed = seed.text;
+      }
+      const std::string signature =
+          format_signature(make_signature(*entry.metric, with_bootstrap), options.short_signature && !json);
+      results.push_back(format_score(report, options.width, options.score_only, signature, json));
+    }
+    out << single_system_output(results, json);
+    return 0;
+  }
+
+  log.info("Found " + std::to_string(n_systems) + " systems.");
+  MultiSystemReport report;
+  report.system_names = names;
+  for (const auto& entry : metrics) report.metric_names.push_back(entry.metric->name());
+
+  if (!paired) {
+    report.results.assign(n_systems, std::vector<PairedResult>(metrics.size()));
+    for (std::size_t s = 0; s < n_systems; ++s)
+      for (std::size_t m = 0; m < metrics.size(); ++m) {
+        const Stats sum = sum_stats(extract_stats(metrics[m], options, systems[s], refs, log));
+        report.results[s][m].score = metrics[m].metric->score(sum);
+      }
+    for (const auto& entry : metrics)
+      report.signatures.push_back(format_signature(make_signature(*entry.metric, common), options.short_signature));
+    out << multi_system_output(report, format, options.width);
+    return 0;
+  }
+
+  const bool bootstrap = options.paired_bs;
+  const int requested = bootstrap ? options.paired_bs_n : options.paired_ar_n;
+  const std::size_t n_samples = requested > 0 ? static_cast<std::size_t>(requested) : (bootstrap ? 1000 : 10000);
+  std::vector<const Metric*> metric_list;
+  for (const auto& entry : metrics) metric_list.push_back(entry.metric.get());
+  std::vector<std::vector<std::vector<Stats>>> stats(n_systems);
+  for (const auto& entry : metrics) {
+    log.info("Pre-computing " + entry.key + " statistics for " + python_str_repr(names[0]));
+    stats[0].push_back(extract_stats(entry, options, systems[0], refs, log));
+  }
+  const char* test_message = bootstrap ? " > Performing paired bootstrap resampling test (# resamples: "
+                                       : " > Performing approximate randomization test (# trials: ";
+  for (std::size_t s = 1; s < n_systems; ++s)
+    for (const auto& entry : metrics) {
+      log.info("Computing " + entry.metric->name() + " for " + python_str_repr(names[s]) +
+               " and extracting sufficient statistics");
+      stats[s].push_back(extract_stats(entry, options, systems[s], refs, log));
+      log.info(test_message + std::to_string(n_samples) + ")");
+    }
+  report.results = bootstrap ? paired_bootstrap(metric_list, stats, n_samples, seed, resampling_threads(options))
+                             : paired_approximate_randomization(metric_list, stats, n_samples, seed,
+                                                                resampling_threads(options));
+  report.test = bootstrap ? PairedTestKind::bootstrap : PairedTestKind::approximate_randomization;
+  // The explanation quotes the option as given; the signature the count actually used.
+  report.n_samples = requested;
+  CommonSignature paired_common = common;
+  (bootstrap ? paired_common.bootstrap : paired_common.randomization) = std::to_string(n_samples);
+  paired_common.seed = seed.paired_text();
+  for (const auto& entry : metrics)
+    report.signatures.push_back(
+        format_signature(make_signature(*entry.metric, paired_common), options.short_signature));
+  out << multi_system_output(report, format, options.width);
+  return 0;
+}
+
+}  // namespace csan::scoring
