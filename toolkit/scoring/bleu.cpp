@@ -6,7 +6,8 @@
 #include <string_view>
 
 #include "toolkit/core/error.h"
-#include "toolkit/scoring/ngram_bag.h"
+#include "toolkit/core/utf8.h"
+#include "toolkit/scoring/ngram_counts.h"
 #include "toolkit/scoring/parallel.h"
 #include "toolkit/scoring/unicode.h"
 
@@ -22,27 +23,38 @@ std::string format_fixed(double value, int decimals) {
 // sacreBLEU's my_log: log(0) is a large negative number instead of -inf.
 double log_or_floor(double x) { return x == 0.0 ? -9999999999.0 : std::log(x); }
 
-// Per-thread scratch space for one segment's n-gram bags.
+// Per-thread working memory for one segment, reused across segments.
 struct SegmentScratch {
-  Interner<std::u32string_view> interner;
-  std::u32string hyp_text;
-  std::vector<std::u32string> ref_texts;
+  std::string hyp_text;
+  std::vector<std::string> ref_texts;
+  std::vector<std::string_view> hyp_tokens;
+  std::vector<std::vector<std::string_view>> ref_tokens;
+  Interner<std::string_view> interner;
   std::vector<uint32_t> hyp_ids;
   std::vector<std::vector<uint32_t>> ref_ids;
 };
 
 template <class Key>
-void count_matches(const SegmentScratch& s, int bits, Stats& stats) {
-  std::vector<Key> hyp_bag, ref_bag, union_bag, scratch;
+struct KeyScratch {
+  std::vector<Key> hyp_keys;
+  std::vector<std::vector<Key>> ref_keys;
+  NGramMatcher<Key> matcher;
+};
+
+template <class Key>
+void count_matches(const SegmentScratch& s, int bits, KeyScratch<Key>& k, Stats& stats) {
+  k.ref_keys.resize(s.ref_ids.size());
   for (int n = 1; n <= kBleuMaxOrder; ++n) {
-    union_bag.clear();
-    for (const auto& ids : s.ref_ids) {
-      ngram_bag(ids, n, bits, ref_bag);
-      union_max(union_bag, ref_bag, scratch);
+    size_t total_ref_keys = 0;
+    for (size_t r = 0; r < s.ref_ids.size(); ++r) {
+      next_order_keys(k.ref_keys[r], s.ref_ids[r], n, bits);
+      total_ref_keys += k.ref_keys[r].size();
     }
-    ngram_bag(s.hyp_ids, n, bits, hyp_bag);
-    stats[1 + n] = static_cast<double>(intersection_size(hyp_bag, union_bag));
-    stats[1 + kBleuMaxOrder + n] = static_cast<double>(hyp_bag.size());
+    k.matcher.begin_max(total_ref_keys);
+    for (const auto& keys : k.ref_keys) k.matcher.add_reference(keys);
+    next_order_keys(k.hyp_keys, s.hyp_ids, n, bits);
+    stats[1 + n] = static_cast<double>(k.matcher.take(k.hyp_keys));
+    stats[1 + kBleuMaxOrder + n] = static_cast<double>(k.hyp_keys.size());
   }
 }
 
@@ -89,10 +101,12 @@ std::vector<SignatureField> Bleu::signature_fields() const {
   };
 }
 
-std::u32string Bleu::preprocess(const std::string& line) const {
-  std::u32string text = to_u32(line);
-  if (options_.lowercase) text = lower(text);
-  return (*tokenizer_)(rstrip(text));
+std::string Bleu::preprocess(const std::string& line) const {
+  if (!options_.lowercase) {
+    if (!utf8::is_valid(line)) throw Error("invalid UTF-8 in a segment");
+    return tokenizer_->tokenize_utf8(rstrip(std::string_view(line)));
+  }
+  return to_utf8((*tokenizer_)(rstrip(lower(to_u32(line)))));
 }
 
 std::vector<Stats> Bleu::segment_stats(const std::vector<std::string>& hyps,
@@ -103,30 +117,43 @@ std::vector<Stats> Bleu::segment_stats(const std::vector<std::string>& hyps,
   std::vector<Stats> all(hyps.size());
   parallel_for(hyps.size(), [&](size_t begin, size_t end) {
     SegmentScratch s;
+    KeyScratch<uint64_t> narrow;
+    KeyScratch<Key128> wide;
     s.ref_texts.resize(refs.size());
+    s.ref_tokens.resize(refs.size());
     s.ref_ids.resize(refs.size());
+    std::vector<long long> ref_lens(refs.size());
     for (size_t i = begin; i < end; ++i) {
-      s.interner.clear();
-      std::vector<long long> ref_lens;
+      size_t token_count = 0;
       for (size_t r = 0; r < refs.size(); ++r) {
         s.ref_texts[r] = preprocess(refs[r][i]);
-        s.ref_ids[r].clear();
-        for (auto token : split(s.ref_texts[r])) s.ref_ids[r].push_back(s.interner(token));
-        ref_lens.push_back(static_cast<long long>(s.ref_ids[r].size()));
+        s.ref_tokens[r] = split(std::string_view(s.ref_texts[r]));
+        token_count += s.ref_tokens[r].size();
       }
       s.hyp_text = preprocess(hyps[i]);
+      s.hyp_tokens = split(std::string_view(s.hyp_text));
+      token_count += s.hyp_tokens.size();
+
+      s.interner.reset(token_count);
+      for (size_t r = 0; r < refs.size(); ++r) {
+        s.ref_ids[r].clear();
+        for (auto token : s.ref_tokens[r]) s.ref_ids[r].push_back(s.interner(token));
+        ref_lens[r] = static_cast<long long>(s.ref_ids[r].size());
+      }
       s.hyp_ids.clear();
-      for (auto token : split(s.hyp_text)) s.hyp_ids.push_back(s.interner(token));
+      for (auto token : s.hyp_tokens) s.hyp_ids.push_back(s.interner(token));
 
       Stats stats(2 + 2 * kBleuMaxOrder, 0.0);
       long long hyp_len = static_cast<long long>(s.hyp_ids.size());
       stats[0] = static_cast<double>(hyp_len);
       stats[1] = static_cast<double>(closest_ref_len(hyp_len, ref_lens));
+      // Ids are 32-bit, so four of them always fit in 128 bits.
       int bits = s.interner.id_bits();
-      with_ngram_key(kBleuMaxOrder, bits, [&](auto key) {
-        count_matches<decltype(key)>(s, bits, stats);
-        return 0;
-      });
+      if (bits * kBleuMaxOrder <= 64) {
+        count_matches(s, bits, narrow, stats);
+      } else {
+        count_matches(s, bits, wide, stats);
+      }
       all[i] = std::move(stats);
     }
   });

@@ -44,8 +44,8 @@ class Bleu : public Metric {
 
   // The full result for summed statistics [hyp_len, ref_len, correct1..4, total1..4].
   BleuResult compute(const Stats& sum) const;
-  // Lowercase (-lc), rstrip and tokenize one line, as BLEU sees it.
-  std::u32string preprocess(const std::string& line) const;
+  // Lowercase (-lc), rstrip and tokenize one line, as BLEU sees it (UTF-8).
+  std::string preprocess(const std::string& line) const;
 
  private:
   BleuOptions options_;

@@ -1,7 +1,7 @@
 #include "toolkit/scoring/chrf.h"
 
 #include "toolkit/core/error.h"
-#include "toolkit/scoring/ngram_bag.h"
+#include "toolkit/scoring/ngram_counts.h"
 #include "toolkit/scoring/parallel.h"
 #include "toolkit/scoring/unicode.h"
 
@@ -49,64 +49,69 @@ double f_score(const Stat* stats, int orders, int beta, bool eps_smoothing, Quot
 double double_quotient(double a, double b) { return a / b; }
 double float_quotient(float a, float b) { return static_cast<double>(a / b); }
 
-// One sequence's n-gram bags for orders 1..max_order, keyed by `Key`.
-template <class Key>
-struct Bags {
-  std::vector<std::vector<Key>> by_order;
-  Bags(const std::vector<uint32_t>& ids, int max_order, int bits) : by_order(max_order) {
-    for (int n = 1; n <= max_order; ++n) ngram_bag(ids, n, bits, by_order[n - 1]);
+// Per-thread working memory for one kind of n-gram (characters or words).
+template <class Item>
+struct OrderCounter {
+  Interner<Item> interner;
+  std::vector<uint32_t> hyp_ids;
+  std::vector<std::vector<uint32_t>> ref_ids;
+
+  // Writes [hyp, ref, match] for orders 1..max_order at stats[r][3 * first_order ...].
+  void count(const std::vector<Item>& hyp, const std::vector<std::vector<Item>>& refs, int max_order,
+             int first_order, std::vector<Stats>& stats) {
+    size_t total = hyp.size();
+    for (const auto& ref : refs) total += ref.size();
+    interner.reset(total);
+    auto to_ids = [&](const std::vector<Item>& items, std::vector<uint32_t>& ids) {
+      ids.clear();
+      for (const Item& item : items) ids.push_back(interner(item));
+    };
+    to_ids(hyp, hyp_ids);
+    ref_ids.resize(refs.size());
+    for (size_t r = 0; r < refs.size(); ++r) to_ids(refs[r], ref_ids[r]);
+    int bits = interner.id_bits();
+    with_ngram_key(max_order, bits, [&](auto key) {
+      count_orders<decltype(key)>(max_order, bits, first_order, stats);
+      return 0;
+    });
+  }
+
+  template <class Key>
+  void count_orders(int max_order, int bits, int first_order, std::vector<Stats>& stats) {
+    static thread_local std::vector<Key> hyp_keys;
+    static thread_local std::vector<std::vector<Key>> ref_keys;
+    static thread_local NGramMatcher<Key> matcher;
+    ref_keys.resize(ref_ids.size());
+    for (int n = 1; n <= max_order; ++n) {
+      next_order_keys(hyp_keys, hyp_ids, n, bits);
+      for (size_t r = 0; r < ref_ids.size(); ++r) {
+        next_order_keys(ref_keys[r], ref_ids[r], n, bits);
+        double* out = &stats[r][3 * (first_order + n - 1)];
+        // A reference without n-grams of this order makes the hypothesis count 0.
+        out[0] = ref_keys[r].empty() ? 0.0 : static_cast<double>(hyp_keys.size());
+        out[1] = static_cast<double>(ref_keys[r].size());
+        out[2] = static_cast<double>(matcher.matches(hyp_keys, ref_keys[r]));
+      }
+    }
   }
 };
 
-// Appends [hyp, ref, match] per order of hyp against one reference.
-template <class Key>
-void append_match_stats(const Bags<Key>& hyp, const Bags<Key>& ref, Stats& stats) {
-  for (size_t n = 0; n < hyp.by_order.size(); ++n) {
-    const auto& h = hyp.by_order[n];
-    const auto& r = ref.by_order[n];
-    // A reference without n-grams of this order makes the hypothesis count 0.
-    stats.push_back(r.empty() ? 0.0 : static_cast<double>(h.size()));
-    stats.push_back(static_cast<double>(r.size()));
-    stats.push_back(static_cast<double>(intersection_size(h, r)));
-  }
-}
-
-// Per reference, the stats of one kind of n-gram (chars or words), orders 1..max_order.
-template <class Item>
-std::vector<Stats> per_reference_stats(const std::vector<Item>& hyp_items,
-                                       const std::vector<std::vector<Item>>& ref_items, int max_order) {
-  std::vector<Stats> result(ref_items.size());
-  if (max_order == 0) return result;
-  Interner<Item> interner;
-  auto to_ids = [&](const std::vector<Item>& items) {
-    std::vector<uint32_t> ids;
-    ids.reserve(items.size());
-    for (const Item& item : items) ids.push_back(interner(item));
-    return ids;
-  };
-  std::vector<uint32_t> hyp_ids = to_ids(hyp_items);
-  std::vector<std::vector<uint32_t>> ref_ids;
-  for (const auto& items : ref_items) ref_ids.push_back(to_ids(items));
-  int bits = interner.id_bits();
-  with_ngram_key(max_order, bits, [&](auto key) {
-    using Key = decltype(key);
-    Bags<Key> hyp_bags(hyp_ids, max_order, bits);
-    for (size_t r = 0; r < ref_ids.size(); ++r) {
-      append_match_stats(hyp_bags, Bags<Key>(ref_ids[r], max_order, bits), result[r]);
-    }
-    return 0;
-  });
-  return result;
-}
-
-std::vector<char32_t> chrf_chars(std::u32string_view line, bool keep_whitespace) {
-  std::vector<char32_t> chars;
-  chars.reserve(line.size());
+void chrf_chars(std::u32string_view line, bool keep_whitespace, std::vector<uint64_t>& chars) {
+  chars.clear();
   for (char32_t c : line) {
     if (keep_whitespace || !is_space(c)) chars.push_back(c);
   }
-  return chars;
 }
+
+struct ChrfScratch {
+  OrderCounter<uint64_t> chars;
+  OrderCounter<std::u32string_view> words;
+  std::vector<uint64_t> hyp_chars;
+  std::vector<std::vector<uint64_t>> ref_chars;
+  std::vector<std::u32string_view> hyp_words;
+  std::vector<std::vector<std::u32string_view>> ref_words;
+  std::vector<Stats> per_ref;
+};
 
 }  // namespace
 
@@ -148,50 +153,48 @@ std::vector<SignatureField> Chrf::signature_fields() const {
   };
 }
 
-Stats Chrf::best_reference_stats(std::u32string_view hyp, const std::vector<std::u32string>& refs) const {
-  std::vector<std::vector<char32_t>> ref_chars;
-  std::vector<std::vector<std::u32string_view>> ref_words;
-  for (const auto& ref : refs) {
-    ref_chars.push_back(chrf_chars(ref, options_.whitespace));
-    if (options_.word_order > 0) ref_words.push_back(chrf_words(ref));
-  }
-  std::vector<Stats> char_stats =
-      per_reference_stats(chrf_chars(hyp, options_.whitespace), ref_chars, options_.char_order);
-  std::vector<Stats> word_stats;
-  if (options_.word_order > 0) word_stats = per_reference_stats(chrf_words(hyp), ref_words, options_.word_order);
-
-  const int orders = options_.char_order + options_.word_order;
-  Stats best;
-  double best_f = -1.0;
-  for (size_t r = 0; r < refs.size(); ++r) {
-    Stats stats = std::move(char_stats[r]);
-    if (options_.word_order > 0) stats.insert(stats.end(), word_stats[r].begin(), word_stats[r].end());
-    // Ties keep the earlier reference.
-    double f = f_score(stats.data(), orders, options_.beta, options_.eps_smoothing, double_quotient);
-    if (f > best_f) {
-      best_f = f;
-      best = std::move(stats);
-    }
-  }
-  return best;
-}
-
 std::vector<Stats> Chrf::segment_stats(const std::vector<std::string>& hyps,
                                        const std::vector<std::vector<std::string>>& refs) const {
   for (const auto& stream : refs) {
     if (stream.size() != hyps.size()) throw Error("System and reference streams have different lengths.");
   }
   if (refs.empty()) throw Error("chrF needs at least one reference stream");
+  const int orders = options_.char_order + options_.word_order;
   std::vector<Stats> all(hyps.size());
   auto preprocess = [&](const std::string& line) {
     std::u32string text = to_u32(line);
     return options_.lowercase ? lower(text) : text;
   };
   parallel_for(hyps.size(), [&](size_t begin, size_t end) {
+    ChrfScratch s;
     std::vector<std::u32string> ref_texts(refs.size());
+    s.ref_chars.resize(refs.size());
+    s.ref_words.resize(refs.size());
     for (size_t i = begin; i < end; ++i) {
+      std::u32string hyp_text = preprocess(hyps[i]);
       for (size_t r = 0; r < refs.size(); ++r) ref_texts[r] = preprocess(refs[r][i]);
-      all[i] = best_reference_stats(preprocess(hyps[i]), ref_texts);
+      s.per_ref.assign(refs.size(), Stats(3 * orders, 0.0));
+      if (options_.char_order > 0) {
+        chrf_chars(hyp_text, options_.whitespace, s.hyp_chars);
+        for (size_t r = 0; r < refs.size(); ++r) chrf_chars(ref_texts[r], options_.whitespace, s.ref_chars[r]);
+        s.chars.count(s.hyp_chars, s.ref_chars, options_.char_order, 0, s.per_ref);
+      }
+      if (options_.word_order > 0) {
+        s.hyp_words = chrf_words(hyp_text);
+        for (size_t r = 0; r < refs.size(); ++r) s.ref_words[r] = chrf_words(ref_texts[r]);
+        s.words.count(s.hyp_words, s.ref_words, options_.word_order, options_.char_order, s.per_ref);
+      }
+      // The reference with the best sentence-level F; ties keep the earlier one.
+      size_t best = 0;
+      double best_f = -1.0;
+      for (size_t r = 0; r < refs.size(); ++r) {
+        double f = f_score(s.per_ref[r].data(), orders, options_.beta, options_.eps_smoothing, double_quotient);
+        if (f > best_f) {
+          best_f = f;
+          best = r;
+        }
+      }
+      all[i] = std::move(s.per_ref[best]);
     }
   });
   return all;

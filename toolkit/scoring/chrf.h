@@ -29,9 +29,6 @@ class Chrf : public Metric {
   bool integer_stats() const override { return true; }
 
  private:
-  // [hyp, ref, match] per order (char orders first) for one hypothesis.
-  Stats best_reference_stats(std::u32string_view hyp, const std::vector<std::u32string>& refs) const;
-
   ChrfOptions options_;
 };
 

@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "toolkit/core/error.h"
-#include "toolkit/scoring/ngram_bag.h"
+#include "toolkit/scoring/ngram_counts.h"
 #include "toolkit/scoring/parallel.h"
 #include "toolkit/scoring/ter_edits.h"
 #include "toolkit/scoring/unicode.h"
@@ -38,20 +38,28 @@ std::vector<Stats> Ter::segment_stats(const std::vector<std::string>& hyps,
       [&](size_t begin, size_t end) {
         Interner<std::u32string_view> interner;
         std::vector<std::u32string> ref_texts(refs.size());
+        std::vector<std::vector<std::u32string_view>> ref_words(refs.size());
         for (size_t i = begin; i < end; ++i) {
-          interner.clear();
-          auto to_ids = [&](std::u32string_view text) {
+          std::u32string hyp_text = ter_normalize(rstrip(to_u32(hyps[i])), normalizer_);
+          std::vector<std::u32string_view> hyp_words = split(hyp_text);
+          size_t word_count = hyp_words.size();
+          for (size_t r = 0; r < refs.size(); ++r) {
+            ref_texts[r] = ter_normalize(rstrip(to_u32(refs[r][i])), normalizer_);
+            ref_words[r] = split(ref_texts[r]);
+            word_count += ref_words[r].size();
+          }
+          interner.reset(word_count);
+          auto to_ids = [&](const std::vector<std::u32string_view>& words) {
             std::vector<uint32_t> ids;
-            for (auto word : split(text)) ids.push_back(interner(word));
+            ids.reserve(words.size());
+            for (auto word : words) ids.push_back(interner(word));
             return ids;
           };
-          std::u32string hyp_text = ter_normalize(rstrip(to_u32(hyps[i])), normalizer_);
-          std::vector<uint32_t> hyp_ids = to_ids(hyp_text);
+          std::vector<uint32_t> hyp_ids = to_ids(hyp_words);
           int64_t best_edits = -1;
           double ref_lengths = 0.0;
           for (size_t r = 0; r < refs.size(); ++r) {
-            ref_texts[r] = ter_normalize(rstrip(to_u32(refs[r][i])), normalizer_);
-            std::vector<uint32_t> ref_ids = to_ids(ref_texts[r]);
+            std::vector<uint32_t> ref_ids = to_ids(ref_words[r]);
             int64_t edits = ter_edits(hyp_ids, ref_ids);
             ref_lengths += static_cast<double>(ref_ids.size());
             if (best_edits < 0 || edits < best_edits) best_edits = edits;

@@ -46,14 +46,14 @@ std::u32string normalize_western(std::u32string_view line) {
   text = replace_all(text, U"&amp;", U"&");
   text = replace_all(text, U"&lt;", U"<");
   text = replace_all(text, U"&gt;", U">");
-  text = pad_each(U" " + text + U" ", is_p13);
+  text = pad_each(U" " + text + U" ", is_p13<char32_t>);
   text = replace_all(text, U"'s ", U" 's ");
   // Tercom's "'s$" rule cannot fire here: the padding above leaves a final space.
   auto not_digit = [](char32_t c) { return !is_ascii_digit(c); };
   auto period_or_comma = [](char32_t c) { return c == U'.' || c == U','; };
   text = split_pairs(text, not_digit, period_or_comma, false);
   text = split_pairs(text, period_or_comma, not_digit, true);
-  return split_pairs(text, is_ascii_digit, [](char32_t c) { return c == U'-'; }, false);
+  return split_pairs(text, is_ascii_digit<char32_t>, [](char32_t c) { return c == U'-'; }, false);
 }
 
 }  // namespace

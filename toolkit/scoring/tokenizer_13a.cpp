@@ -4,20 +4,44 @@
 #include "toolkit/scoring/unicode.h"
 
 namespace csan::scoring {
+namespace {
 
-std::u32string tokenize_13a(std::u32string_view line) {
-  std::u32string text = replace_all(line, U"<skipped>", U"");
-  text = replace_all(text, U"-\n", U"");
-  text = replace_all(text, U"\n", U" ");
+// Every step matches ASCII only, so the same code runs on code points and on UTF-8.
+template <class Char>
+std::basic_string<Char> tokenize_13a_text(std::basic_string_view<Char> line) {
+  using View = std::basic_string_view<Char>;
+  static const Char skipped[] = {'<', 's', 'k', 'i', 'p', 'p', 'e', 'd', '>', 0};
+  static const Char quot[] = {'&', 'q', 'u', 'o', 't', ';', 0};
+  static const Char amp[] = {'&', 'a', 'm', 'p', ';', 0};
+  static const Char lt[] = {'&', 'l', 't', ';', 0};
+  static const Char gt[] = {'&', 'g', 't', ';', 0};
+  static const Char hyphen_newline[] = {'-', '\n', 0};
+  auto literal = [](const Char* text, size_t length) { return View(text, length); };
+  auto single = [](char c) { return std::basic_string<Char>(1, Char(c)); };
+
+  std::basic_string<Char> text(line);
+  if (text.find(literal(skipped, 9)) != View::npos) text = replace_all<Char>(text, literal(skipped, 9), View());
+  if (text.find(Char('\n')) != View::npos) {
+    text = replace_all<Char>(text, literal(hyphen_newline, 2), View());
+    text = replace_all<Char>(text, single('\n'), single(' '));
+  }
   // Sequential, and only when '&' is present: "&amp;lt;" becomes "<", "&amp;quot;" stays.
-  if (text.find(U'&') != std::u32string::npos) {
-    text = replace_all(text, U"&quot;", U"\"");
-    text = replace_all(text, U"&amp;", U"&");
-    text = replace_all(text, U"&lt;", U"<");
-    text = replace_all(text, U"&gt;", U">");
+  if (text.find(Char('&')) != View::npos) {
+    text = replace_all<Char>(text, literal(quot, 6), single('"'));
+    text = replace_all<Char>(text, literal(amp, 5), single('&'));
+    text = replace_all<Char>(text, literal(lt, 4), single('<'));
+    text = replace_all<Char>(text, literal(gt, 4), single('>'));
   }
   // The padding lets a final "5." split, unlike intl and zh.
-  return join_split(mteval_punctuation_steps(U" " + text + U" "));
+  text.insert(text.begin(), Char(' '));
+  text.push_back(Char(' '));
+  return mteval_punctuation_steps<Char>(text);
 }
+
+}  // namespace
+
+std::u32string tokenize_13a(std::u32string_view line) { return join_split(tokenize_13a_text<char32_t>(line)); }
+
+std::string tokenize_13a(std::string_view utf8_line) { return join_split(tokenize_13a_text<char>(utf8_line)); }
 
 }  // namespace csan::scoring

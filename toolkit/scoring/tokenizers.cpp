@@ -6,9 +6,24 @@
 #include "toolkit/core/error.h"
 #include "toolkit/scoring/tokenizer_spm.h"
 #include "toolkit/scoring/tokenizers.h"
+#include "toolkit/scoring/unicode.h"
 
 namespace csan::scoring {
 namespace {
+
+class Tokenizer13a : public Tokenizer {
+ public:
+  std::string signature() const override { return "13a"; }
+  std::u32string operator()(std::u32string_view line) const override { return tokenize_13a(line); }
+  std::string tokenize_utf8(std::string_view line) const override { return tokenize_13a(line); }
+};
+
+class NoneTokenizer : public Tokenizer {
+ public:
+  std::string signature() const override { return "none"; }
+  std::u32string operator()(std::u32string_view line) const override { return std::u32string(line); }
+  std::string tokenize_utf8(std::string_view line) const override { return std::string(line); }
+};
 
 class FunctionTokenizer : public Tokenizer {
  public:
@@ -22,8 +37,6 @@ class FunctionTokenizer : public Tokenizer {
   std::string signature_;
   Function function_;
 };
-
-std::u32string identity(std::u32string_view line) { return std::u32string(line); }
 
 struct SpmVariant {
   const char* name;
@@ -55,6 +68,8 @@ std::string cached_model_path(const char* file) {
 
 }  // namespace
 
+std::string Tokenizer::tokenize_utf8(std::string_view line) const { return to_utf8((*this)(to_u32(line))); }
+
 std::u32string tokenize_char(std::u32string_view line) {
   std::u32string out;
   out.reserve(line.size() * 2);
@@ -66,11 +81,11 @@ std::u32string tokenize_char(std::u32string_view line) {
 }
 
 std::unique_ptr<Tokenizer> make_tokenizer(const std::string& name, const std::string& spm_model) {
-  if (name == "13a") return std::make_unique<FunctionTokenizer>("13a", tokenize_13a);
+  if (name == "13a") return std::make_unique<Tokenizer13a>();
   if (name == "intl") return std::make_unique<FunctionTokenizer>("intl", tokenize_intl);
   if (name == "zh") return std::make_unique<FunctionTokenizer>("zh", tokenize_zh);
   if (name == "char") return std::make_unique<FunctionTokenizer>("char", tokenize_char);
-  if (name == "none") return std::make_unique<FunctionTokenizer>("none", identity);
+  if (name == "none") return std::make_unique<NoneTokenizer>();
   for (const SpmVariant& variant : kSpmVariants) {
     if (name != variant.name) continue;
     std::string path = spm_model;

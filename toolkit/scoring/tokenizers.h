@@ -14,9 +14,13 @@ class Tokenizer {
   // The tok:... value of the signature.
   virtual std::string signature() const = 0;
   virtual std::u32string operator()(std::u32string_view line) const = 0;
+  // The same on valid UTF-8; tokenizers that only look at ASCII classes override it to
+  // skip the conversion to code points.
+  virtual std::string tokenize_utf8(std::string_view line) const;
 };
 
 std::u32string tokenize_13a(std::u32string_view line);
+std::string tokenize_13a(std::string_view utf8_line);
 std::u32string tokenize_intl(std::u32string_view line);
 std::u32string tokenize_zh(std::u32string_view line);
 std::u32string tokenize_char(std::u32string_view line);

@@ -153,6 +153,58 @@ std::u32string join_split(std::u32string_view s) {
   return out;
 }
 
+namespace {
+
+// Length of the UTF-8 whitespace character starting at s[i], or 0 if it is not one.
+size_t space_length_at(std::string_view s, size_t i) {
+  auto byte = static_cast<unsigned char>(s[i]);
+  if (byte < 0x80) return is_space(byte) ? 1 : 0;
+  size_t length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : 2;
+  if (i + length > s.size()) return 0;
+  char32_t c = byte & (0x7F >> length);
+  for (size_t k = 1; k < length; ++k) c = (c << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+  return is_space(c) ? length : 0;
+}
+
+}  // namespace
+
+std::vector<std::string_view> split(std::string_view s) {
+  std::vector<std::string_view> words;
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t skip;
+    while (i < s.size() && (skip = space_length_at(s, i)) > 0) i += skip;
+    size_t start = i;
+    while (i < s.size() && space_length_at(s, i) == 0) {
+      auto byte = static_cast<unsigned char>(s[i]);
+      i += byte < 0x80 ? 1 : byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : 2;
+    }
+    if (i > start) words.push_back(s.substr(start, std::min(i, s.size()) - start));
+  }
+  return words;
+}
+
+std::string_view rstrip(std::string_view s) {
+  size_t end = s.size();
+  while (end > 0) {
+    size_t start = end - 1;
+    while (start > 0 && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) --start;
+    if (space_length_at(s, start) != end - start) break;
+    end = start;
+  }
+  return s.substr(0, end);
+}
+
+std::string join_split(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::string_view word : split(s)) {
+    if (!out.empty()) out.push_back(' ');
+    out.append(word);
+  }
+  return out;
+}
+
 std::u32string to_u32(std::string_view utf8) {
   size_t bad = utf8::find_invalid(utf8);
   if (bad != std::string_view::npos) {

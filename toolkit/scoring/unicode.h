@@ -24,6 +24,12 @@ std::u32string_view strip(std::u32string_view s);
 // ' '.join(s.split()).
 std::u32string join_split(std::u32string_view s);
 
+// The same on UTF-8 text (the fast path of the default BLEU tokenizer); the input must
+// be valid UTF-8.
+std::vector<std::string_view> split(std::string_view utf8);
+std::string_view rstrip(std::string_view utf8);
+std::string join_split(std::string_view utf8);
+
 // UTF-8 <-> code points; to_u32 throws csan::Error on invalid UTF-8.
 std::u32string to_u32(std::string_view utf8);
 std::string to_utf8(std::u32string_view s);
