@@ -61,6 +61,35 @@ struct BootstrapJob {
   std::vector<double> scores;
 };
 
+// sum[c] = Σ_j rows[idx[j]][c], added in float32 in index order (numpy's sum(0)). The
+// column count is a template parameter for the common metrics so that the accumulators
+// stay in registers; every column is still summed sequentially.
+template <std::size_t Cols>
+void sum_selected_fixed(const Float32Matrix& stats, const std::uint32_t* idx, std::size_t n, float* sum) {
+  float acc[Cols] = {};
+  const float* base = stats.values.data();
+  for (std::size_t j = 0; j < n; ++j) {
+    const float* segment = base + static_cast<std::size_t>(idx[j]) * Cols;
+    for (std::size_t c = 0; c < Cols; ++c) acc[c] += segment[c];
+  }
+  for (std::size_t c = 0; c < Cols; ++c) sum[c] = acc[c];
+}
+
+void sum_selected(const Float32Matrix& stats, const std::uint32_t* idx, std::size_t n, float* sum) {
+  switch (stats.cols) {
+    case 2: return sum_selected_fixed<2>(stats, idx, n, sum);    // TER
+    case 10: return sum_selected_fixed<10>(stats, idx, n, sum);  // BLEU
+    case 18: return sum_selected_fixed<18>(stats, idx, n, sum);  // chrF
+    case 24: return sum_selected_fixed<24>(stats, idx, n, sum);  // chrF++
+    default: break;
+  }
+  std::fill(sum, sum + stats.cols, 0.0f);
+  for (std::size_t j = 0; j < n; ++j) {
+    const float* segment = stats.row(idx[j]);
+    for (std::size_t c = 0; c < stats.cols; ++c) sum[c] += segment[c];
+  }
+}
+
 // Draws n_samples index rows from `rng` (numpy choice) and scores every job on each row:
 // the selected rows are summed in float32 in index order (numpy's sum(0)).
 void run_bootstrap(NumpyRng& rng, std::size_t n_segments, std::size_t n_samples, std::vector<BootstrapJob>& jobs,
@@ -77,12 +106,8 @@ void run_bootstrap(NumpyRng& rng, std::size_t n_segments, std::size_t n_samples,
       for (std::size_t r = begin; r < end; ++r) {
         const std::uint32_t* row = indices.data() + r * n_segments;
         for (auto& job : jobs) {
-          const std::size_t cols = job.stats->cols;
-          sum.assign(cols, 0.0f);
-          for (std::size_t j = 0; j < n_segments; ++j) {
-            const float* segment = job.stats->row(row[j]);
-            for (std::size_t c = 0; c < cols; ++c) sum[c] += segment[c];
-          }
+          sum.resize(job.stats->cols);
+          sum_selected(*job.stats, row, n_segments, sum.data());
           job.scores[first + r] = job.metric->score_float32(sum);
         }
       }
@@ -395,38 +420,68 @@ std::vector<std::vector<PairedResult>> paired_approximate_randomization(
   std::vector<std::uint32_t> mask;
   for (std::size_t s = 1; s < n_systems; ++s) {
     // A fresh generator per system: with a fixed seed every system sees the same masks.
-    if (s == 1 || !system_seed) mask = NumpyRng(system_seed).bool_words(n_trials * n_segments);
+    if (s == 1 || !system_seed) {
+      mask = NumpyRng(system_seed).bool_words(n_trials * n_segments);
+      mask.push_back(0);  // lets the last 8-bit window read one word past the end
+    }
     const std::vector<double> real = real_scores(metrics, stats[s]);
     for (std::size_t m = 0; m < n_metrics; ++m) {
       const auto& base = stats[0][m];
       const auto& system = stats[s][m];
       const std::size_t cols = base[0].size();
       // Shuffled pseudo-systems: A = sys + D, B = base - D with D = sum over masked
-      // segments of (base - sys). Exact, as the statistics are integers or small dyadics.
-      std::vector<double> differences(n_segments * cols);
-      for (std::size_t i = 0; i < n_segments; ++i)
-        for (std::size_t c = 0; c < cols; ++c) differences[i * cols + c] = base[i][c] - system[i][c];
+      // segments of (base - sys). Exact, as the statistics are integers or small dyadics,
+      // so D may be summed in any order: per block of 8 segments, a table of all 256
+      // subset sums turns 8 mask bits into one lookup.
+      const std::size_t blocks = (n_segments + 7) / 8;
+      std::vector<double> subset_sums(blocks * 256 * cols, 0.0);
+      for (std::size_t b = 0; b < blocks; ++b) {
+        double* table = subset_sums.data() + b * 256 * cols;
+        for (unsigned subset = 1; subset < 256; ++subset) {
+          const unsigned lowest = static_cast<unsigned>(__builtin_ctz(subset));
+          const double* rest = table + (subset & (subset - 1)) * cols;
+          double* out = table + subset * cols;
+          const std::size_t i = b * 8 + lowest;
+          for (std::size_t c = 0; c < cols; ++c) out[c] = rest[c] + (i < n_segments ? base[i][c] - system[i][c] : 0.0);
+        }
+      }
+      const unsigned last_block_bits = static_cast<unsigned>(n_segments - (blocks - 1) * 8);
       const Stats base_total = sum_stats(base);
       const Stats system_total = sum_stats(system);
       const double diff = std::fabs(baseline_real[m] - real[m]);
       std::vector<std::uint8_t> exceeds(n_trials, 0);
-      parallel_ranges(n_trials, threads, [&](std::size_t begin, std::size_t end) {
-        Stats delta(cols), a(cols), b(cols);
-        for (std::size_t k = begin; k < end; ++k) {
-          std::fill(delta.begin(), delta.end(), 0.0);
-          const std::size_t offset = k * n_segments;
-          for (std::size_t i = 0; i < n_segments; ++i) {
-            const std::size_t bit = offset + i;
-            if ((mask[bit >> 5] >> (bit & 31)) & 1u) {
-              const double* row = differences.data() + i * cols;
+      // Trials are processed in chunks, block by block, so that one block's table stays
+      // in cache while it serves every trial of the chunk.
+      constexpr std::size_t kTrialChunk = 256;
+      const std::size_t n_chunks = (n_trials + kTrialChunk - 1) / kTrialChunk;
+      parallel_ranges(n_chunks, threads, [&](std::size_t chunk_begin, std::size_t chunk_end) {
+        std::vector<double> deltas(kTrialChunk * cols);
+        Stats a(cols), b(cols);
+        for (std::size_t chunk = chunk_begin; chunk < chunk_end; ++chunk) {
+          const std::size_t first = chunk * kTrialChunk;
+          const std::size_t count = std::min(kTrialChunk, n_trials - first);
+          std::fill(deltas.begin(), deltas.end(), 0.0);
+          for (std::size_t block = 0; block < blocks; ++block) {
+            const double* table = subset_sums.data() + block * 256 * cols;
+            const unsigned keep = block + 1 == blocks ? (1u << last_block_bits) - 1u : 0xFFu;
+            for (std::size_t t = 0; t < count; ++t) {
+              const std::size_t bit = (first + t) * n_segments + block * 8;
+              const std::uint64_t window = static_cast<std::uint64_t>(mask[bit >> 5]) |
+                                           static_cast<std::uint64_t>(mask[(bit >> 5) + 1]) << 32;
+              const unsigned byte = static_cast<unsigned>(window >> (bit & 31)) & keep;
+              const double* row = table + byte * cols;
+              double* delta = deltas.data() + t * cols;
               for (std::size_t c = 0; c < cols; ++c) delta[c] += row[c];
             }
           }
-          for (std::size_t c = 0; c < cols; ++c) {
-            a[c] = system_total[c] + delta[c];
-            b[c] = base_total[c] - delta[c];
+          for (std::size_t t = 0; t < count; ++t) {
+            const double* delta = deltas.data() + t * cols;
+            for (std::size_t c = 0; c < cols; ++c) {
+              a[c] = system_total[c] + delta[c];
+              b[c] = base_total[c] - delta[c];
+            }
+            exceeds[first + t] = std::fabs(metrics[m]->score(a) - metrics[m]->score(b)) > diff;
           }
-          exceeds[k] = std::fabs(metrics[m]->score(a) - metrics[m]->score(b)) > diff;
         }
       });
       std::size_t count = 0;
