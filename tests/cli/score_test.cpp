@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -143,6 +144,90 @@ TEST(SacrebleuConfidence, FullPrecisionMeansAndIntervals) {
     }
   }
   EXPECT_EQ(checked, 6u);
+}
+
+const json& recorded_run(const std::string& case_name, const std::string& id) {
+  for (const auto& r : expected()["cases"][case_name]["cli"])
+    if (r["id"] == id) return r;
+  throw std::runtime_error("no recorded run " + id);
+}
+
+CliCase with_env(const std::string& case_name, const std::string& id, const json& env) {
+  CliCase c{case_name, recorded_run(case_name, id)};
+  c.run["env"] = env;
+  return c;
+}
+
+// Behaviour around the recorded runs: environment variables, stdin newlines, bad input.
+TEST(ScoreCli, SacrebleuFormatOverridesTheFormatOption) {
+  const auto result = replay(with_env("de500", "de500/sys_b.de/bleu_chrf_ter_json", {{"SACREBLEU_FORMAT", "TEXT"}}));
+  EXPECT_EQ(result.out, recorded_run("de500", "de500/sys_b.de/bleu_chrf_ter_text")["stdout"].get<std::string>());
+}
+
+TEST(ScoreCli, ExplicitDefaultSeedChangesNothing) {
+  const auto& recorded = recorded_run("tiny", "tiny/paired/one_line_ar");
+  const auto result = replay(with_env("tiny", "tiny/paired/one_line_ar", {{"SACREBLEU_SEED", "12345"}}));
+  EXPECT_EQ(result.out, recorded["stdout"].get<std::string>());
+}
+
+TEST(ScoreCli, SeedNoneIsUnseededAndSigned) {
+  const auto result = replay(with_env("de500", "de500/sys_b.de/ci_text_w2_n200", {{"SACREBLEU_SEED", "None"}}));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("|bs:200|seed:none|"), std::string::npos) << result.out;
+}
+
+TEST(ScoreCli, AnotherSeedGivesOtherResamples) {
+  const std::string id = "de500/sys_b.de/ci_text_w2_n200";
+  const auto seeded = replay(with_env("de500", id, {{"SACREBLEU_SEED", "7"}}));
+  ASSERT_EQ(seeded.exit_code, 0) << seeded.err;
+  EXPECT_NE(seeded.out.find("|bs:200|seed:7|"), std::string::npos) << seeded.out;
+  EXPECT_EQ(seeded.out, replay(with_env("de500", id, {{"SACREBLEU_SEED", "7"}})).out);  // deterministic
+  EXPECT_NE(seeded.out, recorded_run("de500", id)["stdout"].get<std::string>());
+}
+
+TEST(ScoreCli, SeedIsOnlyReadWhenResampling) {
+  const json& recorded = recorded_run("de500", "de500/sys_b.de/bleu/json");
+  const auto result = replay(with_env("de500", "de500/sys_b.de/bleu/json", {{"SACREBLEU_SEED", "seven"}}));
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, recorded["stdout"].get<std::string>());
+}
+
+TEST(ScoreCli, InvalidSeedIsOneLineError) {
+  const auto result = replay(with_env("de500", "de500/sys_b.de/ci_text_w2_n200", {{"SACREBLEU_SEED", "seven"}}));
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(count_lines(result.err), 1u) << result.err;
+  EXPECT_NE(result.err.find("SACREBLEU_SEED"), std::string::npos) << result.err;
+}
+
+TEST(ScoreCli, StdinUsesUniversalNewlines) {
+  const json& recorded = recorded_run("de500", "de500/stdin/multi_json");
+  const std::string dir = vectors_dir() + "/cases/de500";
+  std::string crlf;
+  for (char c : slurp(dir + "/systems.tsv")) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  const auto result = run({csan::testing::bin("csan-score"), "ref.de", "-m", "bleu", "chrf"}, crlf, {}, dir);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, recorded["stdout"].get<std::string>());
+}
+
+TEST(ScoreCli, InvalidUtf8OnStdinNamesTheLine) {
+  const std::string dir = vectors_dir() + "/cases/errors";
+  const auto result = run({csan::testing::bin("csan-score"), "ref.txt"}, "ok\n\xff\n", {}, dir);
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(count_lines(result.err), 1u) << result.err;
+  EXPECT_NE(result.err.find("<stdin>:2"), std::string::npos) << result.err;
+}
+
+TEST(ScoreCli, StdinFieldCountMismatchExits17) {
+  const std::string dir = vectors_dir() + "/cases/errors";
+  const auto result = run({csan::testing::bin("csan-score"), "ref.txt"}, "a\tb\nc\n", {}, dir);
+  EXPECT_EQ(result.exit_code, 17);
+  EXPECT_EQ(result.err, "sacreBLEU: FATAL: the number of tab-delimited fields in the input stream differ across lines.\n");
+}
+
+TEST(ScoreCli, ThreadCountDoesNotChangeResults) {
+  const json& recorded = recorded_run("de500", "de500/paired_bs/json");
+  CliCase c{"de500", recorded};
+  EXPECT_EQ(replay(c, {"-j", "3"}).out, recorded["stdout"].get<std::string>());
 }
 
 }  // namespace

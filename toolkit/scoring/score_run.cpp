@@ -305,7 +305,8 @@ int score_run(const ScoreOptions& options, std::istream& in, std::ostream& out, 
   std::vector<MetricEntry> metrics = make_metrics(options, env);
   if (!paired)
     std::sort(metrics.begin(), metrics.end(), [](const MetricEntry& a, const MetricEntry& b) { return a.key < b.key; });
-  const ResamplingSeed seed = ResamplingSeed::parse(env.seed.value_or("12345"));
+  // Like sacreBLEU, SACREBLEU_SEED is only read when something is resampled.
+  auto seed = [&env] { return ResamplingSeed::parse(env.seed.value_or("12345")); };
   CommonSignature common;
   common.nrefs = std::to_string(refs.size());
 
@@ -334,9 +335,9 @@ int score_run(const ScoreOptions& options, std::istream& in, std::ostream& out, 
       CommonSignature with_bootstrap = common;
       if (options.confidence && options.confidence_n > 1) {
         report.confidence = bootstrap_confidence(*entry.metric, stats, static_cast<std::size_t>(options.confidence_n),
-                                                 seed.value, resampling_threads(options));
+                                                 seed().value, resampling_threads(options));
         with_bootstrap.bootstrap = std::to_string(options.confidence_n);
-        with_bootstrap.seed = seed.text;
+        with_bootstrap.seed = seed().text;
       }
       const std::string signature =
           format_signature(make_signature(*entry.metric, with_bootstrap), options.short_signature && !json);
@@ -383,15 +384,17 @@ int score_run(const ScoreOptions& options, std::istream& in, std::ostream& out, 
       stats[s].push_back(extract_stats(entry, options, systems[s], refs, log));
       log.info(test_message + std::to_string(n_samples) + ")");
     }
-  report.results = bootstrap ? paired_bootstrap(metric_list, stats, n_samples, seed, resampling_threads(options))
-                             : paired_approximate_randomization(metric_list, stats, n_samples, seed,
-                                                                resampling_threads(options));
+  const ResamplingSeed paired_seed = seed();
+  report.results = bootstrap
+                       ? paired_bootstrap(metric_list, stats, n_samples, paired_seed, resampling_threads(options))
+                       : paired_approximate_randomization(metric_list, stats, n_samples, paired_seed,
+                                                          resampling_threads(options));
   report.test = bootstrap ? PairedTestKind::bootstrap : PairedTestKind::approximate_randomization;
   // The explanation quotes the option as given; the signature the count actually used.
   report.n_samples = requested;
   CommonSignature paired_common = common;
   (bootstrap ? paired_common.bootstrap : paired_common.randomization) = std::to_string(n_samples);
-  paired_common.seed = seed.paired_text();
+  paired_common.seed = paired_seed.paired_text();
   for (const auto& entry : metrics)
     report.signatures.push_back(
         format_signature(make_signature(*entry.metric, paired_common), options.short_signature));
