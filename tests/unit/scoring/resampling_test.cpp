@@ -111,6 +111,18 @@ TEST(BootstrapConfidence, MatchesTheDefinitionOnAnyThreadCount) {
   EXPECT_GT(ci, 0.0);
 }
 
+TEST(BootstrapConfidence, AnyStatisticsWidthIsSummed) {
+  // Widths other than the common metrics' take the generic summation path.
+  const Accuracy metric;
+  auto segments = pseudo_random_segments(31, 4);
+  for (auto& segment : segments) segment.push_back(1.0);
+  auto scores = naive_bootstrap_scores(metric, segments, 100, 99);
+  std::sort(scores.begin(), scores.end());
+  const Confidence got = bootstrap_confidence(metric, segments, 100, 99);
+  EXPECT_EQ(got.mean, exact_mean(scores));
+  EXPECT_EQ(got.ci, 0.5 * (scores[100 - 2 - 1] - scores[2]));
+}
+
 TEST(BootstrapConfidence, OneSegmentHasNoSpread) {
   const Accuracy metric;
   const Confidence got = bootstrap_confidence(metric, segments_from({{3, 4}}), 1000, 12345);
