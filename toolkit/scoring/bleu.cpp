@@ -23,6 +23,18 @@ std::string format_fixed(double value, int decimals) {
 // sacreBLEU's my_log: log(0) is a large negative number instead of -inf.
 double log_or_floor(double x) { return x == 0.0 ? -9999999999.0 : std::log(x); }
 
+// Splits a tokenizer's single-spaced output.
+void split_on_spaces(std::string_view text, std::vector<std::string_view>& words) {
+  words.clear();
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(' ', start);
+    if (end == std::string_view::npos) end = text.size();
+    if (end > start) words.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+}
+
 // Per-thread working memory for one segment, reused across segments.
 struct SegmentScratch {
   std::string hyp_text;
@@ -123,15 +135,23 @@ std::vector<Stats> Bleu::segment_stats(const std::vector<std::string>& hyps,
     s.ref_tokens.resize(refs.size());
     s.ref_ids.resize(refs.size());
     std::vector<long long> ref_lens(refs.size());
+    const bool single_spaced = tokenizer_->single_spaced();
+    auto tokenize_split = [&](std::string_view text, std::vector<std::string_view>& words) {
+      if (single_spaced) {
+        split_on_spaces(text, words);
+      } else {
+        split_into(text, words);
+      }
+    };
     for (size_t i = begin; i < end; ++i) {
       size_t token_count = 0;
       for (size_t r = 0; r < refs.size(); ++r) {
         s.ref_texts[r] = preprocess(refs[r][i]);
-        s.ref_tokens[r] = split(std::string_view(s.ref_texts[r]));
+        tokenize_split(s.ref_texts[r], s.ref_tokens[r]);
         token_count += s.ref_tokens[r].size();
       }
       s.hyp_text = preprocess(hyps[i]);
-      s.hyp_tokens = split(std::string_view(s.hyp_text));
+      tokenize_split(s.hyp_text, s.hyp_tokens);
       token_count += s.hyp_tokens.size();
 
       s.interner.reset(token_count);

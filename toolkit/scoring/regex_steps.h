@@ -18,9 +18,13 @@ namespace csan::scoring {
 // mteval's punctuation class [{-~[-` -&(-+:-@/]: ASCII punctuation except ' , - .
 template <class Char>
 inline bool is_p13(Char ch) {
+  // Bit c of this 128-bit mask is set for each member c: 0x20-0x26, 0x28-0x2B, 0x2F,
+  // 0x3A-0x40, 0x5B-0x60, 0x7B-0x7E.
+  constexpr uint64_t low = 0xFC008F7F00000000ULL;
+  constexpr uint64_t high = 0x78000001F8000001ULL;
   auto c = static_cast<uint32_t>(static_cast<std::make_unsigned_t<Char>>(ch));
-  return (c >= 0x7B && c <= 0x7E) || (c >= 0x5B && c <= 0x60) || (c >= 0x20 && c <= 0x26) ||
-         (c >= 0x28 && c <= 0x2B) || (c >= 0x3A && c <= 0x40) || c == '/';
+  if (c >= 128) return false;
+  return c < 64 ? (low >> c) & 1 : (high >> (c - 64)) & 1;
 }
 template <class Char>
 inline bool is_ascii_digit(Char c) {
@@ -58,17 +62,21 @@ inline std::string replace_all(std::string_view s, std::string_view from, std::s
 // re.sub(r"(X)", r" \1 ", s) for a one-character class X.
 template <class Char, class Predicate>
 std::basic_string<Char> pad_each(std::basic_string_view<Char> s, Predicate in_class) {
-  std::basic_string<Char> out;
-  out.reserve(s.size() + 16);
+  // Written through a pointer into a worst-case-sized buffer: this is the hot loop of
+  // BLEU's default tokenizer.
+  std::basic_string<Char> out(3 * s.size(), Char());
+  Char* o = out.data();
   for (Char c : s) {
     if (in_class(c)) {
-      out.push_back(Char(' '));
-      out.push_back(c);
-      out.push_back(Char(' '));
+      o[0] = Char(' ');
+      o[1] = c;
+      o[2] = Char(' ');
+      o += 3;
     } else {
-      out.push_back(c);
+      *o++ = c;
     }
   }
+  out.resize(static_cast<size_t>(o - out.data()));
   return out;
 }
 template <class Predicate>
@@ -81,27 +89,74 @@ std::u32string pad_each(std::u32string_view s, Predicate in_class) {
 template <class Char, class First, class Second>
 std::basic_string<Char> split_pairs(std::basic_string_view<Char> s, First first, Second second,
                                     bool space_before) {
-  std::basic_string<Char> out;
-  out.reserve(s.size() + 16);
+  std::basic_string<Char> out(2 * s.size(), Char());  // a match of 2 becomes 4
+  Char* o = out.data();
   size_t i = 0;
-  while (i < s.size()) {
-    if (i + 1 < s.size() && first(s[i]) && second(s[i + 1])) {
-      if (space_before) out.push_back(Char(' '));
-      out.push_back(s[i]);
-      out.push_back(Char(' '));
-      out.push_back(s[i + 1]);
-      if (!space_before) out.push_back(Char(' '));
+  const size_t n = s.size();
+  while (i < n) {
+    if (i + 1 < n && first(s[i]) && second(s[i + 1])) {
+      if (space_before) *o++ = Char(' ');
+      o[0] = s[i];
+      o[1] = Char(' ');
+      o[2] = s[i + 1];
+      o += 3;
+      if (!space_before) *o++ = Char(' ');
       i += 2;
     } else {
-      out.push_back(s[i]);
-      ++i;
+      *o++ = s[i++];
     }
   }
+  out.resize(static_cast<size_t>(o - out.data()));
   return out;
 }
+
 template <class First, class Second>
 std::u32string split_pairs(std::u32string_view s, First first, Second second, bool space_before) {
   return split_pairs<char32_t>(s, first, second, space_before);
+}
+
+// split_pairs for a pattern whose second character is rare (an "anchor"): X Y -> "X Y ".
+// Equivalent to split_pairs(s, first, anchor, false), but jumps from anchor to anchor
+// and copies the text in between in blocks.
+template <class Char, class First, class Anchor>
+std::basic_string<Char> split_before_anchor(std::basic_string_view<Char> s, First first, Anchor anchor) {
+  std::basic_string<Char> out;
+  out.reserve(s.size() + 16);
+  const size_t n = s.size();
+  size_t copied = 0;  // s[0, copied) is in out
+  size_t scan = 0;    // the next match may start here
+  for (size_t j = 1; j < n; ++j) {
+    if (!anchor(s[j]) || j - 1 < scan || !first(s[j - 1])) continue;
+    // The leftmost match from `scan`: no anchor lies between scan + 1 and j - 1.
+    out.append(s.data() + copied, j - copied);
+    out.push_back(Char(' '));
+    out.push_back(s[j]);
+    out.push_back(Char(' '));
+    copied = scan = j + 1;
+  }
+  out.append(s.data() + copied, n - copied);
+  return out;
+}
+
+// split_pairs for a pattern whose first character is rare: X Y -> " X Y".
+template <class Char, class Anchor, class Second>
+std::basic_string<Char> split_after_anchor(std::basic_string_view<Char> s, Anchor anchor, Second second) {
+  std::basic_string<Char> out;
+  out.reserve(s.size() + 16);
+  const size_t n = s.size();
+  size_t copied = 0;
+  for (size_t i = 0; i + 1 < n; ++i) {
+    if (!anchor(s[i]) || !second(s[i + 1])) continue;
+    out.append(s.data() + copied, i - copied);
+    out.push_back(Char(' '));
+    out.push_back(s[i]);
+    out.push_back(Char(' '));
+    out.push_back(s[i + 1]);
+    copied = i + 2;
+    ++i;  // the match consumed s[i + 1]
+  }
+  out.append(s.data() + copied, n - copied);
+  return out;
 }
 
 // 13a steps 5-8: pad P13, split ". ," from non-digits on either side, split "digit-".
@@ -110,9 +165,9 @@ std::basic_string<Char> mteval_punctuation_steps(std::basic_string_view<Char> s)
   auto not_digit = [](Char c) { return !is_ascii_digit(c); };
   auto dash = [](Char c) { return c == Char('-'); };
   std::basic_string<Char> text = pad_each<Char>(s, is_p13<Char>);
-  text = split_pairs<Char>(text, not_digit, is_period_or_comma<Char>, false);
-  text = split_pairs<Char>(text, is_period_or_comma<Char>, not_digit, true);
-  return split_pairs<Char>(text, is_ascii_digit<Char>, dash, false);
+  text = split_before_anchor<Char>(text, not_digit, is_period_or_comma<Char>);
+  text = split_after_anchor<Char>(text, is_period_or_comma<Char>, not_digit);
+  return split_before_anchor<Char>(text, is_ascii_digit<Char>, dash);
 }
 inline std::u32string mteval_punctuation_steps(std::u32string_view s) {
   return mteval_punctuation_steps<char32_t>(s);

@@ -16,6 +16,7 @@ class Tokenizer13a : public Tokenizer {
   std::string signature() const override { return "13a"; }
   std::u32string operator()(std::u32string_view line) const override { return tokenize_13a(line); }
   std::string tokenize_utf8(std::string_view line) const override { return tokenize_13a(line); }
+  bool single_spaced() const override { return true; }
 };
 
 class NoneTokenizer : public Tokenizer {
@@ -28,14 +29,16 @@ class NoneTokenizer : public Tokenizer {
 class FunctionTokenizer : public Tokenizer {
  public:
   using Function = std::u32string (*)(std::u32string_view);
-  FunctionTokenizer(std::string signature, Function function)
-      : signature_(std::move(signature)), function_(function) {}
+  FunctionTokenizer(std::string signature, Function function, bool single_spaced)
+      : signature_(std::move(signature)), function_(function), single_spaced_(single_spaced) {}
   std::string signature() const override { return signature_; }
   std::u32string operator()(std::u32string_view line) const override { return function_(line); }
+  bool single_spaced() const override { return single_spaced_; }
 
  private:
   std::string signature_;
   Function function_;
+  bool single_spaced_;
 };
 
 struct SpmVariant {
@@ -82,9 +85,9 @@ std::u32string tokenize_char(std::u32string_view line) {
 
 std::unique_ptr<Tokenizer> make_tokenizer(const std::string& name, const std::string& spm_model) {
   if (name == "13a") return std::make_unique<Tokenizer13a>();
-  if (name == "intl") return std::make_unique<FunctionTokenizer>("intl", tokenize_intl);
-  if (name == "zh") return std::make_unique<FunctionTokenizer>("zh", tokenize_zh);
-  if (name == "char") return std::make_unique<FunctionTokenizer>("char", tokenize_char);
+  if (name == "intl") return std::make_unique<FunctionTokenizer>("intl", tokenize_intl, true);
+  if (name == "zh") return std::make_unique<FunctionTokenizer>("zh", tokenize_zh, true);
+  if (name == "char") return std::make_unique<FunctionTokenizer>("char", tokenize_char, false);
   if (name == "none") return std::make_unique<NoneTokenizer>();
   for (const SpmVariant& variant : kSpmVariants) {
     if (name != variant.name) continue;

@@ -17,6 +17,9 @@ class Tokenizer {
   // The same on valid UTF-8; tokenizers that only look at ASCII classes override it to
   // skip the conversion to code points.
   virtual std::string tokenize_utf8(std::string_view line) const;
+  // True when the output is always words joined by single ASCII spaces (the tokenizer
+  // ends with a whitespace split and join), so it can be split on ' ' alone.
+  virtual bool single_spaced() const { return false; }
 };
 
 std::u32string tokenize_13a(std::u32string_view line);

@@ -27,6 +27,7 @@ std::u32string join_split(std::u32string_view s);
 // The same on UTF-8 text (the fast path of the default BLEU tokenizer); the input must
 // be valid UTF-8.
 std::vector<std::string_view> split(std::string_view utf8);
+void split_into(std::string_view utf8, std::vector<std::string_view>& words);  // reuses `words`
 std::string_view rstrip(std::string_view utf8);
 std::string join_split(std::string_view utf8);
 

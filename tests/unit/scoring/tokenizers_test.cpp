@@ -4,6 +4,7 @@
 
 #include "sacrebleu_vectors.h"
 #include "toolkit/core/error.h"
+#include "toolkit/scoring/chrf.h"
 #include "toolkit/scoring/ter_normalizer.h"
 #include "toolkit/scoring/unicode.h"
 
@@ -32,6 +33,31 @@ TEST(Tokenizers, BleuTokenizersMatchSacrebleu) {
     auto none = make_tokenizer("none");
     EXPECT_EQ(utf8_of((*none)(input)), vector["none"].get<std::string>());
   }
+}
+
+TEST(Tokenizers, Utf8FastPathsMatchCodePointVersions) {
+  for (const auto& vector : vectors()) {
+    const std::string input = vector["input"].get<std::string>();
+    EXPECT_EQ(tokenize_13a(std::string_view(input)), vector["13a"].get<std::string>()) << vector["input"];
+    EXPECT_EQ(join_split(std::string_view(input)), to_utf8(join_split(to_u32(input)))) << vector["input"];
+    EXPECT_EQ(std::string(rstrip(std::string_view(input))), to_utf8(rstrip(to_u32(input)))) << vector["input"];
+    std::vector<std::string> words;
+    for (auto word : split(std::string_view(input))) words.push_back(std::string(word));
+    EXPECT_EQ(words, vector["split"].get<std::vector<std::string>>()) << vector["input"];
+    for (const char* name : {"13a", "intl", "zh", "char", "none"}) {
+      EXPECT_EQ(make_tokenizer(name)->tokenize_utf8(input), vector[name].get<std::string>()) << name;
+    }
+  }
+}
+
+TEST(Tokenizers, ChrfWordsMatchSacrebleu) {
+  for (const auto& vector : vectors()) {
+    std::u32string input = to_u32(vector["input"].get<std::string>());
+    std::vector<std::string> words;
+    for (auto word : chrf_words(input)) words.push_back(utf8_of(word));
+    EXPECT_EQ(words, vector["chrf_words"].get<std::vector<std::string>>()) << vector["input"];
+  }
+  EXPECT_EQ(chrf_words(U"(hi) \"a ok."), (std::vector<std::u32string_view>{U"(hi", U")", U"\"", U"a", U"ok", U"."}));
 }
 
 TEST(Tokenizers, TerNormaliserMatchesSacrebleu) {
