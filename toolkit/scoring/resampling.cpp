@@ -90,11 +90,65 @@ void sum_selected(const Float32Matrix& stats, const std::uint32_t* idx, std::siz
   }
 }
 
+// True when every float32 sum of these rows is exact in any order: all values are
+// multiples of 2^-p (p <= 3) and no sum can reach 2^24 * 2^-p. This holds for BLEU and
+// chrF counts and for TER with one or two references on any realistic corpus; then a
+// resample can be summed from per-segment counts instead of in index order.
+bool sums_exact_in_any_order(const Float32Matrix& stats) {
+  for (int p = 0; p <= 3; ++p) {
+    const float scale = static_cast<float>(1 << p);
+    double largest = 0.0;
+    bool dyadic = true;
+    for (float v : stats.values) {
+      const float scaled = v * scale;
+      if (scaled != std::floor(scaled) || v < 0.0f) {
+        dyadic = false;
+        break;
+      }
+      largest = std::max(largest, static_cast<double>(scaled));
+    }
+    if (dyadic) return largest * static_cast<double>(stats.rows) < 16777216.0;
+  }
+  return false;
+}
+
+// sum[c] = Σ_j counts[j] * rows[j][c], exact under sums_exact_in_any_order().
+template <std::size_t Cols>
+void sum_counted_fixed(const Float32Matrix& stats, const std::uint32_t* counts, float* sum) {
+  float acc[Cols] = {};
+  const float* segment = stats.values.data();
+  for (std::size_t j = 0; j < stats.rows; ++j, segment += Cols) {
+    if (!counts[j]) continue;
+    const auto weight = static_cast<float>(counts[j]);
+    for (std::size_t c = 0; c < Cols; ++c) acc[c] += weight * segment[c];
+  }
+  for (std::size_t c = 0; c < Cols; ++c) sum[c] = acc[c];
+}
+
+void sum_counted(const Float32Matrix& stats, const std::uint32_t* counts, float* sum) {
+  switch (stats.cols) {
+    case 2: return sum_counted_fixed<2>(stats, counts, sum);
+    case 10: return sum_counted_fixed<10>(stats, counts, sum);
+    case 18: return sum_counted_fixed<18>(stats, counts, sum);
+    case 24: return sum_counted_fixed<24>(stats, counts, sum);
+    default: break;
+  }
+  std::fill(sum, sum + stats.cols, 0.0f);
+  for (std::size_t j = 0; j < stats.rows; ++j) {
+    if (!counts[j]) continue;
+    const auto weight = static_cast<float>(counts[j]);
+    const float* segment = stats.row(j);
+    for (std::size_t c = 0; c < stats.cols; ++c) sum[c] += weight * segment[c];
+  }
+}
+
 // Draws n_samples index rows from `rng` (numpy choice) and scores every job on each row:
 // the selected rows are summed in float32 in index order (numpy's sum(0)).
 void run_bootstrap(NumpyRng& rng, std::size_t n_segments, std::size_t n_samples, std::vector<BootstrapJob>& jobs,
                    int threads) {
   for (auto& job : jobs) job.scores.assign(n_samples, 0.0);
+  const bool any_order = std::all_of(jobs.begin(), jobs.end(),
+                                     [](const BootstrapJob& job) { return sums_exact_in_any_order(*job.stats); });
   const std::size_t rows_per_chunk = std::max<std::size_t>(1, kChunkDraws / std::max<std::size_t>(1, n_segments));
   std::vector<std::uint32_t> indices;
   for (std::size_t first = 0; first < n_samples; first += rows_per_chunk) {
@@ -103,11 +157,17 @@ void run_bootstrap(NumpyRng& rng, std::size_t n_segments, std::size_t n_samples,
     rng.choice_into(static_cast<std::uint32_t>(n_segments), rows, indices);
     parallel_ranges(rows, threads, [&](std::size_t begin, std::size_t end) {
       std::vector<float> sum;
+      std::vector<std::uint32_t> counts(any_order ? n_segments : 0);
       for (std::size_t r = begin; r < end; ++r) {
         const std::uint32_t* row = indices.data() + r * n_segments;
+        if (any_order) {
+          std::fill(counts.begin(), counts.end(), 0u);
+          for (std::size_t j = 0; j < n_segments; ++j) ++counts[row[j]];
+        }
         for (auto& job : jobs) {
           sum.resize(job.stats->cols);
-          sum_selected(*job.stats, row, n_segments, sum.data());
+          if (any_order) sum_counted(*job.stats, counts.data(), sum.data());
+          else sum_selected(*job.stats, row, n_segments, sum.data());
           job.scores[first + r] = job.metric->score_float32(sum);
         }
       }
@@ -326,6 +386,61 @@ std::vector<double> real_scores(const std::vector<const Metric*>& metrics,
   return scores;
 }
 
+// The AR masks and the per-block subset sums of (base - system) statistics.
+struct MaskedSums {
+  const double* tables;  // (2 x blocks) groups of 4 segments x 16 subsets x cols
+  std::size_t blocks;
+  std::size_t cols;
+  unsigned last_block_bits;
+  const std::uint32_t* mask;  // trial k, segment i is bit k * segments + i
+  std::size_t segments;
+
+  unsigned byte(std::size_t trial, std::size_t block) const {
+    const std::size_t bit = trial * segments + block * 8;
+    const std::uint64_t window =
+        static_cast<std::uint64_t>(mask[bit >> 5]) | static_cast<std::uint64_t>(mask[(bit >> 5) + 1]) << 32;
+    const unsigned keep = block + 1 == blocks ? (1u << last_block_bits) - 1u : 0xFFu;
+    return static_cast<unsigned>(window >> (bit & 31)) & keep;
+  }
+};
+
+// deltas[t] = Σ over 4-segment groups of the subset sum selected by trial (first + t)'s
+// mask bits.
+template <std::size_t Cols>
+void accumulate_masked_fixed(const MaskedSums& sums, std::size_t first, std::size_t count, double* deltas) {
+  for (std::size_t t = 0; t < count; ++t) {
+    double acc[Cols] = {};
+    for (std::size_t block = 0; block < sums.blocks; ++block) {
+      const unsigned byte = sums.byte(first + t, block);
+      const double* low = sums.tables + ((2 * block) * 16 + (byte & 15u)) * Cols;
+      const double* high = sums.tables + ((2 * block + 1) * 16 + (byte >> 4)) * Cols;
+      for (std::size_t c = 0; c < Cols; ++c) acc[c] += low[c] + high[c];
+    }
+    for (std::size_t c = 0; c < Cols; ++c) deltas[t * Cols + c] = acc[c];
+  }
+}
+
+void accumulate_masked(const MaskedSums& sums, std::size_t first, std::size_t count, double* deltas) {
+  switch (sums.cols) {
+    case 2: return accumulate_masked_fixed<2>(sums, first, count, deltas);
+    case 10: return accumulate_masked_fixed<10>(sums, first, count, deltas);
+    case 18: return accumulate_masked_fixed<18>(sums, first, count, deltas);
+    case 24: return accumulate_masked_fixed<24>(sums, first, count, deltas);
+    default: break;
+  }
+  const std::size_t cols = sums.cols;
+  std::fill(deltas, deltas + count * cols, 0.0);
+  for (std::size_t t = 0; t < count; ++t) {
+    double* delta = deltas + t * cols;
+    for (std::size_t block = 0; block < sums.blocks; ++block) {
+      const unsigned byte = sums.byte(first + t, block);
+      const double* low = sums.tables + ((2 * block) * 16 + (byte & 15u)) * cols;
+      const double* high = sums.tables + ((2 * block + 1) * 16 + (byte >> 4)) * cols;
+      for (std::size_t c = 0; c < cols; ++c) delta[c] += low[c] + high[c];
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<std::vector<PairedResult>> paired_bootstrap(const std::vector<const Metric*>& metrics,
@@ -431,17 +546,17 @@ std::vector<std::vector<PairedResult>> paired_approximate_randomization(
       const std::size_t cols = base[0].size();
       // Shuffled pseudo-systems: A = sys + D, B = base - D with D = sum over masked
       // segments of (base - sys). Exact, as the statistics are integers or small dyadics,
-      // so D may be summed in any order: per block of 8 segments, a table of all 256
-      // subset sums turns 8 mask bits into one lookup.
+      // so D may be summed in any order: per group of 4 segments, a table of all 16
+      // subset sums turns 4 mask bits into one lookup (small enough to stay in cache).
       const std::size_t blocks = (n_segments + 7) / 8;
-      std::vector<double> subset_sums(blocks * 256 * cols, 0.0);
-      for (std::size_t b = 0; b < blocks; ++b) {
-        double* table = subset_sums.data() + b * 256 * cols;
-        for (unsigned subset = 1; subset < 256; ++subset) {
+      std::vector<double> subset_sums(blocks * 2 * 16 * cols, 0.0);
+      for (std::size_t g = 0; g < blocks * 2; ++g) {
+        double* table = subset_sums.data() + g * 16 * cols;
+        for (unsigned subset = 1; subset < 16; ++subset) {
           const unsigned lowest = static_cast<unsigned>(__builtin_ctz(subset));
           const double* rest = table + (subset & (subset - 1)) * cols;
           double* out = table + subset * cols;
-          const std::size_t i = b * 8 + lowest;
+          const std::size_t i = g * 4 + lowest;
           for (std::size_t c = 0; c < cols; ++c) out[c] = rest[c] + (i < n_segments ? base[i][c] - system[i][c] : 0.0);
         }
       }
@@ -450,8 +565,6 @@ std::vector<std::vector<PairedResult>> paired_approximate_randomization(
       const Stats system_total = sum_stats(system);
       const double diff = std::fabs(baseline_real[m] - real[m]);
       std::vector<std::uint8_t> exceeds(n_trials, 0);
-      // Trials are processed in chunks, block by block, so that one block's table stays
-      // in cache while it serves every trial of the chunk.
       constexpr std::size_t kTrialChunk = 256;
       const std::size_t n_chunks = (n_trials + kTrialChunk - 1) / kTrialChunk;
       parallel_ranges(n_chunks, threads, [&](std::size_t chunk_begin, std::size_t chunk_end) {
@@ -461,19 +574,8 @@ std::vector<std::vector<PairedResult>> paired_approximate_randomization(
           const std::size_t first = chunk * kTrialChunk;
           const std::size_t count = std::min(kTrialChunk, n_trials - first);
           std::fill(deltas.begin(), deltas.end(), 0.0);
-          for (std::size_t block = 0; block < blocks; ++block) {
-            const double* table = subset_sums.data() + block * 256 * cols;
-            const unsigned keep = block + 1 == blocks ? (1u << last_block_bits) - 1u : 0xFFu;
-            for (std::size_t t = 0; t < count; ++t) {
-              const std::size_t bit = (first + t) * n_segments + block * 8;
-              const std::uint64_t window = static_cast<std::uint64_t>(mask[bit >> 5]) |
-                                           static_cast<std::uint64_t>(mask[(bit >> 5) + 1]) << 32;
-              const unsigned byte = static_cast<unsigned>(window >> (bit & 31)) & keep;
-              const double* row = table + byte * cols;
-              double* delta = deltas.data() + t * cols;
-              for (std::size_t c = 0; c < cols; ++c) delta[c] += row[c];
-            }
-          }
+          const MaskedSums sums{subset_sums.data(), blocks, cols, last_block_bits, mask.data(), n_segments};
+          accumulate_masked(sums, first, count, deltas.data());
           for (std::size_t t = 0; t < count; ++t) {
             const double* delta = deltas.data() + t * cols;
             for (std::size_t c = 0; c < cols; ++c) {
