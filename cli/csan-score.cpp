@@ -136,7 +136,16 @@ int run(int argc, char** argv) {
   try {
     const auto args = canonical_arguments(argc, argv);
     // Boost guesses unambiguous abbreviations, as argparse does.
-    po::store(po::command_line_parser(args).options(described).positional(positional).run(), vm);
+    po::parsed_options parsed = po::command_line_parser(args).options(described).positional(positional).run();
+    // argparse keeps the last occurrence of a repeated option (positional references add up).
+    std::map<std::string, std::size_t> last;
+    for (std::size_t i = 0; i < parsed.options.size(); ++i) last[parsed.options[i].string_key] = i;
+    std::vector<po::option> kept;
+    for (std::size_t i = 0; i < parsed.options.size(); ++i)
+      if (parsed.options[i].string_key == "refs" || last[parsed.options[i].string_key] == i)
+        kept.push_back(parsed.options[i]);
+    parsed.options = kept;
+    po::store(parsed, vm);
     po::notify(vm);
   } catch (const po::error& e) {
     throw UsageError{e.what()};

@@ -224,6 +224,23 @@ TEST(ScoreCli, StdinFieldCountMismatchExits17) {
   EXPECT_EQ(result.err, "sacreBLEU: FATAL: the number of tab-delimited fields in the input stream differ across lines.\n");
 }
 
+TEST(ScoreCli, ArgparseStyleArguments) {
+  const std::string dir = vectors_dir() + "/cases/de500";
+  const std::string intl = recorded_run("de500", "de500/sys_b.de/bleu_intl/json")["stdout"].get<std::string>();
+  const std::string bin = csan::testing::bin("csan-score");
+  EXPECT_EQ(run({bin, "ref.de", "-i", "sys_b.de", "-m", "bleu", "-tok=intl"}, "", {}, dir).out, intl);
+  EXPECT_EQ(run({bin, "ref.de", "-i", "sys_b.de", "--metrics=bleu", "--tokenize", "intl"}, "", {}, dir).out, intl);
+  // The last occurrence of an option wins, as with argparse.
+  EXPECT_EQ(run({bin, "ref.de", "-i", "sys_a.de", "-m", "chrf", "-tok", "13a", "-i", "sys_b.de", "-m", "bleu",
+                 "-tok", "intl"},
+                "", {}, dir)
+                .out,
+            intl);
+  const std::string w3 = recorded_run("de500", "de500/sys_b.de/text_w3")["stdout"].get<std::string>();
+  EXPECT_EQ(run({bin, "ref.de", "-i", "sys_b.de", "-m", "bleu", "chrf", "ter", "-f", "text", "-w3"}, "", {}, dir).out,
+            w3);
+}
+
 TEST(ScoreCli, ThreadCountDoesNotChangeResults) {
   const json& recorded = recorded_run("de500", "de500/paired_bs/json");
   CliCase c{"de500", recorded};
