@@ -115,59 +115,102 @@ std::u32string split_pairs(std::u32string_view s, First first, Second second, bo
   return split_pairs<char32_t>(s, first, second, space_before);
 }
 
-// split_pairs for a pattern whose second character is rare (an "anchor"): X Y -> "X Y ".
-// Equivalent to split_pairs(s, first, anchor, false), but jumps from anchor to anchor
-// and copies the text in between in blocks.
-template <class Char, class First, class Anchor>
-std::basic_string<Char> split_before_anchor(std::basic_string_view<Char> s, First first, Anchor anchor) {
-  std::basic_string<Char> out;
-  out.reserve(s.size() + 16);
-  const size_t n = s.size();
-  size_t copied = 0;  // s[0, copied) is in out
-  size_t scan = 0;    // the next match may start here
-  for (size_t j = 1; j < n; ++j) {
-    if (!anchor(s[j]) || j - 1 < scan || !first(s[j - 1])) continue;
-    // The leftmost match from `scan`: no anchor lies between scan + 1 and j - 1.
-    out.append(s.data() + copied, j - copied);
-    out.push_back(Char(' '));
-    out.push_back(s[j]);
-    out.push_back(Char(' '));
-    copied = scan = j + 1;
-  }
-  out.append(s.data() + copied, n - copied);
-  return out;
-}
+// Streaming forms of the passes, so that 13a's four passes run as one loop over the
+// text with no intermediate strings. A pass that sees one character at a time and holds
+// back at most one is exactly Python's left-to-right, non-overlapping re.sub for a
+// two-character pattern: the held character is tried as X against the next one as Y;
+// on a match both are consumed, otherwise the held one is released.
+template <class Char>
+struct CollectStage {
+  Char* out;  // the caller sized the buffer for the worst case
+  void push(Char c) { *out++ = c; }
+  void flush() {}
+};
 
-// split_pairs for a pattern whose first character is rare: X Y -> " X Y".
-template <class Char, class Anchor, class Second>
-std::basic_string<Char> split_after_anchor(std::basic_string_view<Char> s, Anchor anchor, Second second) {
-  std::basic_string<Char> out;
-  out.reserve(s.size() + 16);
-  const size_t n = s.size();
-  size_t copied = 0;
-  for (size_t i = 0; i + 1 < n; ++i) {
-    if (!anchor(s[i]) || !second(s[i + 1])) continue;
-    out.append(s.data() + copied, i - copied);
-    out.push_back(Char(' '));
-    out.push_back(s[i]);
-    out.push_back(Char(' '));
-    out.push_back(s[i + 1]);
-    copied = i + 2;
-    ++i;  // the match consumed s[i + 1]
+// (X)(Y) -> "X Y " (space_before false) or " X Y" (space_before true).
+template <class Char, class First, class Second, bool space_before, class Next>
+struct PairStage {
+  Next& next;
+  bool holding = false;
+  Char held{};
+  void push(Char c) {
+    if (holding) {
+      if (First{}(held) && Second{}(c)) {
+        if (space_before) next.push(Char(' '));
+        next.push(held);
+        next.push(Char(' '));
+        next.push(c);
+        if (!space_before) next.push(Char(' '));
+        holding = false;
+        return;
+      }
+      next.push(held);
+    }
+    held = c;
+    holding = true;
   }
-  out.append(s.data() + copied, n - copied);
-  return out;
-}
+  void flush() {
+    if (holding) next.push(held);
+    holding = false;
+    next.flush();
+  }
+};
+
+template <class Char>
+struct NotDigit {
+  bool operator()(Char c) const { return !is_ascii_digit(c); }
+};
+template <class Char>
+struct Digit {
+  bool operator()(Char c) const { return is_ascii_digit(c); }
+};
+template <class Char>
+struct PeriodOrComma {
+  bool operator()(Char c) const { return is_period_or_comma(c); }
+};
+template <class Char>
+struct Dash {
+  bool operator()(Char c) const { return c == Char('-'); }
+};
 
 // 13a steps 5-8: pad P13, split ". ," from non-digits on either side, split "digit-".
+// The result is a view into a per-thread buffer, valid until the next call.
+template <class Char>
+std::basic_string_view<Char> mteval_punctuation_steps_view(std::basic_string_view<Char> s) {
+  // Padding at most triples the text and each pair pass at most doubles it.
+  static thread_local std::basic_string<Char> buffer;
+  if (buffer.size() < 24 * s.size() + 16) buffer.resize(24 * s.size() + 16);
+  CollectStage<Char> collect{buffer.data()};
+  PairStage<Char, Digit<Char>, Dash<Char>, false, CollectStage<Char>> digit_dash{collect};
+  PairStage<Char, PeriodOrComma<Char>, NotDigit<Char>, true, decltype(digit_dash)> after_period{digit_dash};
+  PairStage<Char, NotDigit<Char>, PeriodOrComma<Char>, false, decltype(after_period)> before_period{after_period};
+  for (Char c : s) {
+    if (is_p13(c)) {
+      before_period.push(Char(' '));
+      before_period.push(c);
+      before_period.push(Char(' '));
+    } else {
+      before_period.push(c);
+    }
+  }
+  before_period.flush();
+  return std::basic_string_view<Char>(buffer.data(), static_cast<size_t>(collect.out - buffer.data()));
+}
+
 template <class Char>
 std::basic_string<Char> mteval_punctuation_steps(std::basic_string_view<Char> s) {
+  return std::basic_string<Char>(mteval_punctuation_steps_view<Char>(s));
+}
+
+// The same as four separate passes (the reference the streaming form is tested against).
+template <class Char>
+std::basic_string<Char> mteval_punctuation_passes(std::basic_string_view<Char> s) {
   auto not_digit = [](Char c) { return !is_ascii_digit(c); };
   auto dash = [](Char c) { return c == Char('-'); };
   std::basic_string<Char> text = pad_each<Char>(s, is_p13<Char>);
-  text = split_before_anchor<Char>(text, not_digit, is_period_or_comma<Char>);
-  text = split_after_anchor<Char>(text, is_period_or_comma<Char>, not_digit);
-  return split_before_anchor<Char>(text, is_ascii_digit<Char>, dash);
+  text = split_pairs<Char>(text, not_digit, is_period_or_comma<Char>, false);
+  text = split_pairs<Char>(text, is_period_or_comma<Char>, not_digit, true);
+  return split_pairs<Char>(text, is_ascii_digit<Char>, dash, false);
 }
 inline std::u32string mteval_punctuation_steps(std::u32string_view s) {
   return mteval_punctuation_steps<char32_t>(s);

@@ -9,6 +9,16 @@ namespace {
 // Every step matches ASCII only, so the same code runs on code points and on UTF-8.
 template <class Char>
 std::basic_string<Char> tokenize_13a_text(std::basic_string_view<Char> line) {
+  // Common case first: no '<', '&' or newline, so only the punctuation passes apply.
+  bool plain = true;
+  for (Char c : line) plain &= c != Char('<') && c != Char('&') && c != Char('\n');
+  if (plain) {
+    static thread_local std::basic_string<Char> padded;
+    padded.assign(1, Char(' '));
+    padded.append(line);
+    padded.push_back(Char(' '));
+    return join_split(mteval_punctuation_steps_view<Char>(padded));
+  }
   using View = std::basic_string_view<Char>;
   static const Char skipped[] = {'<', 's', 'k', 'i', 'p', 'p', 'e', 'd', '>', 0};
   static const Char quot[] = {'&', 'q', 'u', 'o', 't', ';', 0};
@@ -35,13 +45,13 @@ std::basic_string<Char> tokenize_13a_text(std::basic_string_view<Char> line) {
   // The padding lets a final "5." split, unlike intl and zh.
   text.insert(text.begin(), Char(' '));
   text.push_back(Char(' '));
-  return mteval_punctuation_steps<Char>(text);
+  return join_split(mteval_punctuation_steps_view<Char>(text));
 }
 
 }  // namespace
 
-std::u32string tokenize_13a(std::u32string_view line) { return join_split(tokenize_13a_text<char32_t>(line)); }
+std::u32string tokenize_13a(std::u32string_view line) { return tokenize_13a_text<char32_t>(line); }
 
-std::string tokenize_13a(std::string_view utf8_line) { return join_split(tokenize_13a_text<char>(utf8_line)); }
+std::string tokenize_13a(std::string_view utf8_line) { return tokenize_13a_text<char>(utf8_line); }
 
 }  // namespace csan::scoring

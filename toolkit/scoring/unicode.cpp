@@ -224,22 +224,27 @@ std::string_view rstrip(std::string_view s) {
 std::string join_split(std::string_view s) {
   // One pass writing through a pointer: this runs on every line of BLEU's 13a path.
   std::string out(s.size(), '\0');
-  char* o = out.data();
+  char* const begin = out.data();
+  char* o = begin;
   const size_t n = s.size();
   size_t i = 0;
   bool pending_space = false;  // a separator is due before the next word character
   while (i < n) {
     auto byte = static_cast<unsigned char>(s[i]);
-    size_t length = 1;
-    bool space;
     if (byte < 0x80) {
-      space = (byte >= 0x09 && byte <= 0x0D) || (byte >= 0x1C && byte <= 0x20);
-    } else {
-      length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : 2;
-      space = space_length_at(s, i) != 0;
+      if ((byte >= 0x09 && byte <= 0x0D) || (byte >= 0x1C && byte <= 0x20)) {
+        pending_space = o != begin;
+      } else {
+        if (pending_space) *o++ = ' ';
+        pending_space = false;
+        *o++ = static_cast<char>(byte);
+      }
+      ++i;
+      continue;
     }
-    if (space) {
-      pending_space = o != out.data();
+    size_t length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : 2;
+    if (space_length_at(s, i) != 0) {
+      pending_space = o != begin;
     } else {
       if (pending_space) *o++ = ' ';
       pending_space = false;
@@ -247,7 +252,7 @@ std::string join_split(std::string_view s) {
     }
     i += length;
   }
-  out.resize(static_cast<size_t>(o - out.data()));
+  out.resize(static_cast<size_t>(o - begin));
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include "sacrebleu_vectors.h"
 #include "toolkit/core/error.h"
 #include "toolkit/scoring/chrf.h"
+#include "toolkit/scoring/regex_steps.h"
 #include "toolkit/scoring/ter_normalizer.h"
 #include "toolkit/scoring/unicode.h"
 
@@ -114,6 +115,32 @@ TEST(Tokenizers, UnknownOrModelLessTokenizerIsAnError) {
   unsetenv("SACREBLEU");
   EXPECT_THROW(make_tokenizer("spm", "/nonexistent/model.spm"), Error);
   EXPECT_EQ(make_tokenizer("13a")->signature(), "13a");
+}
+
+}  // namespace
+}  // namespace csan::scoring
+
+namespace csan::scoring {
+namespace {
+
+// The one-loop 13a passes against the four separate passes, on random strings over the
+// characters the passes care about (digits, . , - spaces, P13, apostrophe, non-ASCII).
+TEST(Tokenizers, StreamingPassesEqualSeparatePasses) {
+  const std::u32string alphabet = U"a1.,- &'/\u00e9\u3000";
+  uint64_t state = 12345;
+  auto next = [&]() {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<size_t>(state >> 33);
+  };
+  for (int trial = 0; trial < 20000; ++trial) {
+    std::u32string text;
+    size_t length = next() % 12;
+    for (size_t k = 0; k < length; ++k) text.push_back(alphabet[next() % alphabet.size()]);
+    ASSERT_EQ(mteval_punctuation_steps<char32_t>(text), mteval_punctuation_passes<char32_t>(text))
+        << to_utf8(text);
+    std::string utf8 = to_utf8(text);
+    ASSERT_EQ(mteval_punctuation_steps<char>(utf8), mteval_punctuation_passes<char>(utf8)) << utf8;
+  }
 }
 
 }  // namespace
