@@ -241,6 +241,22 @@ TEST(ScoreCli, ArgparseStyleArguments) {
             w3);
 }
 
+TEST(ScoreCli, WarnsAboutTokenizedPeriodsUnlessForced) {
+  const std::string dir = csan::testing::make_temp_dir("score_tokenized");
+  {
+    std::ofstream out(dir + "/tok.txt");
+    for (int i = 0; i < 100; ++i) out << "line " << i << " .\n";
+  }
+  const std::string bin = csan::testing::bin("csan-score");
+  const auto warned = run({bin, "tok.txt", "-i", "tok.txt", "-b"}, "", {}, dir);
+  EXPECT_EQ(warned.out, "100.0\n");
+  EXPECT_NE(warned.err.find("That's 100 lines that end in a tokenized period ('.')"), std::string::npos) << warned.err;
+  const auto forced = run({bin, "tok.txt", "-i", "tok.txt", "-b", "--force"}, "", {}, dir);
+  EXPECT_EQ(forced.out, "100.0\n");
+  EXPECT_EQ(forced.err, "");
+  EXPECT_EQ(run({bin, "tok.txt", "-i", "tok.txt", "-sl", "-b"}, "", {}, dir).err, "");
+}
+
 TEST(ScoreCli, ThreadCountDoesNotChangeResults) {
   const json& recorded = recorded_run("de500", "de500/paired_bs/json");
   CliCase c{"de500", recorded};

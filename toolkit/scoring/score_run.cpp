@@ -129,11 +129,12 @@ std::vector<MetricEntry> make_metrics(const ScoreOptions& options, const ScoreEn
   return metrics;
 }
 
-// Per-segment statistics, with BLEU's warning about tokenized input.
+// Per-segment statistics, with BLEU's warning about tokenized input (sacreBLEU scores
+// sentence-level lines one at a time, so it never warns there).
 std::vector<Stats> extract_stats(const MetricEntry& entry, const ScoreOptions& options,
                                  const std::vector<std::string>& system,
                                  const std::vector<std::vector<std::string>>& refs, const Log& log) {
-  if (entry.key == "BLEU" && !options.bleu.force) {
+  if (entry.key == "BLEU" && !options.bleu.force && !options.sentence_level) {
     const auto tokenized = std::count_if(system.begin(), system.end(), [](const std::string& line) {
       return line.size() >= 2 && line.compare(line.size() - 2, 2, " .") == 0;
     });
