@@ -245,7 +245,7 @@ TEST(ScoreCli, WarnsAboutTokenizedPeriodsUnlessForced) {
   const std::string dir = csan::testing::make_temp_dir("score_tokenized");
   {
     std::ofstream out(dir + "/tok.txt");
-    for (int i = 0; i < 100; ++i) out << "line " << i << " .\n";
+    for (int i = 0; i < 100; ++i) out << "this is line number " << i << " .\n";
   }
   const std::string bin = csan::testing::bin("csan-score");
   const auto warned = run({bin, "tok.txt", "-i", "tok.txt", "-b"}, "", {}, dir);
