@@ -31,6 +31,16 @@ std::vector<Stats> Ter::segment_stats(const std::vector<std::string>& hyps,
   }
   if (refs.empty()) throw Error("TER needs at least one reference stream");
   std::vector<Stats> all(hyps.size());
+  // The words of the normalised line. Without normalisation or punctuation removal the
+  // normaliser is lowercase + split + join, and splitting the joined text again gives
+  // the same words, so the join is skipped.
+  const bool only_case = !normalizer_.normalized && !normalizer_.no_punct;
+  auto normalize = [&](const std::string& line) {
+    std::u32string text = to_u32(line);
+    if (!only_case) return ter_normalize(rstrip(text), normalizer_);
+    text.resize(rstrip(text).size());
+    return normalizer_.case_sensitive ? text : lower(text);
+  };
   // TER segments cost very different amounts (long lines are quadratic), so hand them
   // out in small chunks.
   parallel_for(
@@ -40,11 +50,11 @@ std::vector<Stats> Ter::segment_stats(const std::vector<std::string>& hyps,
         std::vector<std::u32string> ref_texts(refs.size());
         std::vector<std::vector<std::u32string_view>> ref_words(refs.size());
         for (size_t i = begin; i < end; ++i) {
-          std::u32string hyp_text = ter_normalize(rstrip(to_u32(hyps[i])), normalizer_);
+          std::u32string hyp_text = normalize(hyps[i]);
           std::vector<std::u32string_view> hyp_words = split(hyp_text);
           size_t word_count = hyp_words.size();
           for (size_t r = 0; r < refs.size(); ++r) {
-            ref_texts[r] = ter_normalize(rstrip(to_u32(refs[r][i])), normalizer_);
+            ref_texts[r] = normalize(refs[r][i]);
             ref_words[r] = split(ref_texts[r]);
             word_count += ref_words[r].size();
           }

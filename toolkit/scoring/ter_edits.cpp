@@ -216,8 +216,11 @@ ShiftRound best_shift(const std::vector<uint32_t>& hyp, const std::vector<uint32
   std::vector<uint32_t> shifted;
 
   for (size_t h = 0; h < n && checked < kMaxShiftCandidates; ++h) {
-    for (size_t r = 0; r < m; ++r) {
-      if (std::labs(static_cast<long>(r) - static_cast<long>(h)) > kMaxShiftDistance) continue;
+    // Only references positions within kMaxShiftDistance of h are paired with it.
+    size_t r_begin = h > static_cast<size_t>(kMaxShiftDistance) ? h - kMaxShiftDistance : 0;
+    size_t r_end = std::min(m, h + kMaxShiftDistance + 1);
+    for (size_t r = r_begin; r < r_end; ++r) {
+      if (hyp[h] != ref[r]) continue;
       for (size_t length = 1; length <= static_cast<size_t>(kMaxShiftSize); ++length) {
         if (hyp[h + length - 1] != ref[r + length - 1]) break;
         // Candidate (h, r, length).

@@ -100,31 +100,37 @@ bool is_symbol(char32_t c) { return has_flag(c, kSymbol, tables::symbol, tables:
 bool is_number(char32_t c) { return has_flag(c, kNumber, tables::number, tables::number_size); }
 
 std::u32string lower(std::u32string_view s) {
-  std::u32string out;
-  out.reserve(s.size());
+  std::u32string out(s.size() + 8, U'\0');
+  size_t o = 0;
   for (size_t i = 0; i < s.size(); ++i) {
+    if (o + 2 > out.size()) out.resize(2 * out.size());  // U+0130 grows by one
     char32_t c = s[i];
     if (c < 0x80) {
-      out.push_back((c >= 'A' && c <= 'Z') ? c + 32 : c);
+      out[o++] = (c >= 'A' && c <= 'Z') ? c + 32 : c;
     } else if (c == tables::lower_expanding_from) {
-      out.push_back(tables::lower_expanding_to[0]);
-      out.push_back(tables::lower_expanding_to[1]);
+      out[o++] = tables::lower_expanding_to[0];
+      out[o++] = tables::lower_expanding_to[1];
     } else if (c == 0x3A3) {
-      out.push_back(is_final_sigma(s, i) ? 0x3C2 : 0x3C3);
+      out[o++] = is_final_sigma(s, i) ? 0x3C2 : 0x3C3;
     } else {
-      out.push_back(lower_one(c));
+      out[o++] = lower_one(c);
     }
   }
+  out.resize(o);
   return out;
 }
 
 std::vector<std::u32string_view> split(std::u32string_view s) {
   std::vector<std::u32string_view> words;
+  auto space = [](char32_t c) {
+    return c < 0x80 ? (c >= 9 && c <= 13) || (c >= 28 && c <= 32) : is_space(c);
+  };
+  const size_t n = s.size();
   size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && is_space(s[i])) ++i;
+  while (i < n) {
+    while (i < n && space(s[i])) ++i;
     size_t start = i;
-    while (i < s.size() && !is_space(s[i])) ++i;
+    while (i < n && !space(s[i])) ++i;
     if (i > start) words.push_back(s.substr(start, i - start));
   }
   return words;
