@@ -1,0 +1,27 @@
+#include "toolkit/nn/feed_forward.h"
+
+#include "toolkit/core/error.h"
+#include "toolkit/nn/init.h"
+
+namespace csan::nn {
+
+FeedForwardImpl::FeedForwardImpl(const FeedForwardOptions& options) : options_(options) {
+  if (options.activation != "relu" && options.activation != "gelu")
+    throw Error("feed-forward: unknown activation '" + options.activation + "'; known: gelu, relu");
+  gelu_ = options.activation == "gelu";
+  fc1 = register_module("fc1", Dense(options.embed_dim, options.ffn_dim));
+  fc2 = register_module("fc2", Dense(options.ffn_dim, options.embed_dim));
+  for (auto* fc : {&fc1, &fc2}) {
+    init_xavier_uniform((*fc)->weight);
+    init_constant((*fc)->bias, 0.0);
+  }
+}
+
+torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
+  torch::Tensor h = fc1(x);
+  h = gelu_ ? torch::gelu(h) : torch::relu_(h);
+  if (is_training() && options_.activation_dropout > 0) h = torch::dropout(h, options_.activation_dropout, true);
+  return fc2(h);
+}
+
+}  // namespace csan::nn

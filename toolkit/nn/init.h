@@ -1,0 +1,25 @@
+// Parameter initialization that can be switched off: a model about to be overwritten
+// by a checkpoint (or only counted) need not pay for hundreds of millions of random
+// numbers. Layers initialize through these helpers only.
+#pragma once
+
+#include <torch/torch.h>
+
+namespace csan::nn {
+
+// While one is alive (on this thread), the helpers below leave tensors uninitialized.
+class SkipInitialization {
+ public:
+  SkipInitialization();
+  ~SkipInitialization();
+  SkipInitialization(const SkipInitialization&) = delete;
+  SkipInitialization& operator=(const SkipInitialization&) = delete;
+};
+bool initialization_skipped();
+
+void init_xavier_uniform(torch::Tensor t, double gain = 1.0);
+void init_normal(torch::Tensor t, double std);
+void init_uniform(torch::Tensor t, double low, double high);
+void init_constant(torch::Tensor t, double value);
+
+}  // namespace csan::nn

@@ -1,0 +1,109 @@
+#include "toolkit/nn/multihead_attention.h"
+
+#include <cmath>
+#include <limits>
+
+#include "toolkit/core/error.h"
+#include "toolkit/nn/init.h"
+
+namespace csan::nn {
+
+namespace F = torch::nn::functional;
+
+MultiheadAttentionImpl::MultiheadAttentionImpl(const MultiheadAttentionOptions& options) : options_(options) {
+  const int64_t d = options.embed_dim;
+  if (options.num_heads <= 0 || d % options.num_heads != 0)
+    throw Error("attention: embed_dim " + std::to_string(d) + " is not divisible by " +
+                std::to_string(options.num_heads) + " heads");
+  head_dim_ = d / options.num_heads;
+  scaling_ = 1.0 / std::sqrt(static_cast<double>(head_dim_));
+
+  in_proj_weight = register_parameter("in_proj_weight", torch::empty({3 * d, d}));
+  if (options.bias) in_proj_bias = register_parameter("in_proj_bias", torch::empty({3 * d}));
+  out_proj = register_module("out_proj", Dense(d, d, options.bias));
+  scope_ = register_module("scope", std::shared_ptr<AttentionScope>(std::make_shared<FullScope>()));
+
+  // fairseq's initialization: each of Q, K, V is its own D x D Xavier matrix (gain
+  // 1/sqrt(2)), input biases keep nn.Linear's default, the output bias starts at zero.
+  for (int64_t i = 0; i < 3; ++i) init_xavier_uniform(in_proj_weight.narrow(0, i * d, d), 1.0 / std::sqrt(2.0));
+  if (options.bias) init_uniform(in_proj_bias, -1.0 / std::sqrt(double(d)), 1.0 / std::sqrt(double(d)));
+  init_xavier_uniform(out_proj->weight);
+  if (options.bias) init_constant(out_proj->bias, 0.0);
+}
+
+void MultiheadAttentionImpl::set_scope(std::shared_ptr<AttentionScope> scope) {
+  scope_ = replace_module("scope", std::move(scope));
+}
+
+torch::Tensor MultiheadAttentionImpl::project(const torch::Tensor& x, int64_t first, int64_t count) const {
+  const int64_t d = options_.embed_dim;
+  // Row slices of the fused weight are contiguous views: no copy.
+  return F::linear(x, in_proj_weight.narrow(0, first * d, count * d),
+                   in_proj_bias.defined() ? in_proj_bias.narrow(0, first * d, count * d) : torch::Tensor());
+}
+
+torch::Tensor MultiheadAttentionImpl::split_heads(const torch::Tensor& x) const {
+  return x.view({x.size(0), x.size(1), options_.num_heads, head_dim_}).transpose(1, 2);
+}
+
+torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const torch::Tensor& key,
+                                              const torch::Tensor& value, const AttentionCall& call) {
+  const int64_t batch = query.size(0), tq = query.size(1), d = options_.embed_dim;
+  const bool self_attention = query.is_same(key) && key.is_same(value);
+  const std::string k_name = call.cache_key + ".prev_key", v_name = call.cache_key + ".prev_value";
+  const bool kv_cached = call.static_kv && call.state && call.state->has(k_name);
+
+  torch::Tensor q, k, v;
+  if (self_attention) {
+    auto qkv = project(query, 0, 3).chunk(3, -1);
+    q = qkv[0], k = qkv[1], v = qkv[2];
+  } else {
+    q = project(query, 0, 1);
+    if (!kv_cached) {
+      if (key.is_same(value)) {
+        auto kv = project(key, 1, 2).chunk(2, -1);
+        k = kv[0], v = kv[1];
+      } else {
+        k = project(key, 1, 1), v = project(value, 2, 1);
+      }
+    }
+  }
+  q = split_heads(q).mul(scaling_);  // fairseq scales q after its bias
+  if (kv_cached) {
+    k = call.state->at(k_name), v = call.state->at(v_name);
+  } else {
+    k = split_heads(k), v = split_heads(v);
+    if (call.state) {
+      if (!call.static_kv && call.state->has(k_name)) {
+        k = torch::cat({call.state->at(k_name), k}, 2);
+        v = torch::cat({call.state->at(v_name), v}, 2);
+      }
+      call.state->set(k_name, k);
+      call.state->set(v_name, v);
+    }
+  }
+  const int64_t tk = k.size(2);
+
+  torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1));  // [B, H, Tq, Tk]
+  const double neg_inf = -std::numeric_limits<double>::infinity();
+  if (call.key_padding_mask.defined())
+    scores.masked_fill_(call.key_padding_mask.view({batch, 1, 1, tk}), neg_inf);
+  if (call.causal && tq > 1) {
+    // Query i sits at absolute position (tk - tq + i) and sees keys up to it.
+    auto future = torch::ones({tq, tk}, torch::dtype(torch::kBool).device(scores.device())).triu_(tk - tq + 1);
+    scores.masked_fill_(future, neg_inf);
+  }
+  ScopeContext context{self_attention ? tk - tq : 0, call.causal, self_attention};
+  scores = scope_->shape_scores(scores, context);
+
+  torch::Tensor probs = scores.scalar_type() == torch::kFloat
+                            ? torch::softmax(scores, -1)
+                            : torch::softmax(scores, -1, torch::kFloat).to(scores.scalar_type());
+  probs = scope_->shape_probs(probs, context);
+  if (is_training() && options_.attention_dropout > 0) probs = torch::dropout(probs, options_.attention_dropout, true);
+
+  torch::Tensor out = torch::matmul(probs, v).transpose(1, 2).reshape({batch, tq, d});
+  return out_proj(out);
+}
+
+}  // namespace csan::nn

@@ -1,0 +1,51 @@
+#include "toolkit/nn/positional_embedding.h"
+
+#include <cmath>
+
+#include "toolkit/core/error.h"
+#include "toolkit/nn/init.h"
+
+namespace csan::nn {
+
+torch::Tensor make_positions(const torch::Tensor& tokens, int64_t padding_idx, int64_t start) {
+  torch::Tensor real = tokens.ne(padding_idx).to(torch::kLong);
+  return (torch::cumsum(real, 1) + start) * real + padding_idx;
+}
+
+torch::Tensor sinusoidal_table(int64_t num_embeddings, int64_t dim, int64_t padding_idx) {
+  const int64_t half = dim / 2;
+  const double step = std::log(10000.0) / static_cast<double>(half - 1);
+  torch::Tensor freq = torch::exp(torch::arange(half, torch::kFloat) * -step);
+  torch::Tensor angles = torch::arange(num_embeddings, torch::kFloat).unsqueeze(1) * freq.unsqueeze(0);
+  torch::Tensor table = torch::cat({torch::sin(angles), torch::cos(angles)}, 1);
+  if (dim % 2 == 1) table = torch::cat({table, torch::zeros({num_embeddings, 1})}, 1);
+  if (padding_idx >= 0 && padding_idx < num_embeddings) table[padding_idx].zero_();
+  return table;
+}
+
+PositionalEmbeddingImpl::PositionalEmbeddingImpl(const PositionalEmbeddingOptions& options) : options_(options) {
+  const int64_t rows = options.max_positions + options.padding_idx + 1;
+  if (options.learned) {
+    weight = register_parameter("weight", torch::empty({rows, options.embed_dim}));
+    init_normal(weight, std::pow(static_cast<double>(options.embed_dim), -0.5));
+    init_constant(weight[options.padding_idx], 0.0);
+  } else {
+    table_ = sinusoidal_table(rows, options.embed_dim, options.padding_idx);
+  }
+}
+
+torch::Tensor PositionalEmbeddingImpl::forward(const torch::Tensor& tokens, int64_t start) {
+  torch::Tensor positions = make_positions(tokens, options_.padding_idx, start);
+  const int64_t needed = options_.padding_idx + 1 + start + tokens.size(1);
+  if (options_.learned) {
+    if (needed > weight.size(0))
+      throw Error("sequence of " + std::to_string(start + tokens.size(1)) + " tokens exceeds max positions " +
+                  std::to_string(options_.max_positions));
+    return torch::embedding(weight, positions, options_.padding_idx);
+  }
+  if (needed > table_.size(0)) table_ = sinusoidal_table(needed, options_.embed_dim, options_.padding_idx);
+  if (table_.device() != tokens.device()) table_ = table_.to(tokens.device());
+  return torch::embedding(table_, positions);
+}
+
+}  // namespace csan::nn

@@ -1,0 +1,42 @@
+// Positions as fairseq numbers them: padding gets padding_idx (and a zero vector),
+// the t-th real token gets padding_idx + 1 + t. Sinusoidal (the default: no
+// parameters, the table grows on demand) or learned (max_positions + padding_idx + 1
+// rows, a parameter).
+#pragma once
+
+#include <cstdint>
+
+#include <torch/torch.h>
+
+namespace csan::nn {
+
+// tokens [B, T] -> positions [B, T]; `start` counts tokens already decoded (incremental).
+torch::Tensor make_positions(const torch::Tensor& tokens, int64_t padding_idx, int64_t start = 0);
+
+// fairseq's SinusoidalPositionalEmbedding.get_embedding: row p is
+// [sin(p * w_0) .. sin(p * w_{h-1}), cos(p * w_0) .. cos(p * w_{h-1})] with h = dim / 2,
+// w_i = exp(-i * ln(10000) / (h - 1)); a zero column if dim is odd; row padding_idx zero.
+torch::Tensor sinusoidal_table(int64_t num_embeddings, int64_t dim, int64_t padding_idx);
+
+struct PositionalEmbeddingOptions {
+  int64_t max_positions = 1024;
+  int64_t embed_dim = 512;
+  int64_t padding_idx = 1;
+  bool learned = false;
+};
+
+class PositionalEmbeddingImpl : public torch::nn::Module {
+ public:
+  explicit PositionalEmbeddingImpl(const PositionalEmbeddingOptions& options);
+  // tokens [B, T] -> [B, T, D].
+  torch::Tensor forward(const torch::Tensor& tokens, int64_t start = 0);
+
+  torch::Tensor weight;  // learned only
+
+ private:
+  PositionalEmbeddingOptions options_;
+  torch::Tensor table_;  // sinusoidal only; not a parameter
+};
+TORCH_MODULE(PositionalEmbedding);
+
+}  // namespace csan::nn
