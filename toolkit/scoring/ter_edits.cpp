@@ -31,8 +31,7 @@ class BeamEditDistance {
       cost_[j] = static_cast<int32_t>(j);
       op_[j] = kIns;
     }
-    row_a_.resize(m_ + 1);
-    row_b_.resize(m_ + 1);
+    for (auto& row : scratch_) row.assign(m_ + 1, kInfinity);
   }
 
   // Full DP for hyp, keeping every row; returns the distance and fills trace_.
@@ -90,11 +89,14 @@ class BeamEditDistance {
   int32_t distance_from_prefix(const std::vector<uint32_t>& hyp, size_t shared) {
     if (shared >= n_) return cost_[n_ * (m_ + 1) + m_];
     const int32_t* prev = &cost_[shared * (m_ + 1)];
-    int32_t* cur = row_a_.data();
-    int32_t* spare = row_b_.data();
-    for (size_t i = shared + 1; i <= n_; ++i) {
-      std::fill(cur, cur + m_ + 1, kInfinity);
+    int k = 0;  // which scratch row receives row i
+    for (size_t i = shared + 1; i <= n_; ++i, k ^= 1) {
+      // Scratch rows are infinite outside the band last written into them, so only that
+      // band needs resetting (long lines have a band much narrower than the row).
+      int32_t* cur = scratch_[k].data();
+      std::fill(cur + written_[k].first, cur + written_[k].second, kInfinity);
       auto [min_j, max_j] = band(i);
+      written_[k] = {min_j, max_j};
       for (size_t j = min_j; j < max_j; ++j) {
         if (j == 0) {
           cur[0] = prev[0] + 1;
@@ -106,7 +108,6 @@ class BeamEditDistance {
         cur[j] = std::min(best, kInfinity);
       }
       prev = cur;
-      std::swap(cur, spare);
     }
     return prev[m_];
   }
@@ -132,7 +133,8 @@ class BeamEditDistance {
   std::vector<int32_t> cost_;
   std::vector<char> op_;
   std::vector<char> trace_;
-  std::vector<int32_t> row_a_, row_b_;
+  std::vector<int32_t> scratch_[2];
+  std::pair<size_t, size_t> written_[2] = {{0, 0}, {0, 0}};
 };
 
 struct Alignment {
