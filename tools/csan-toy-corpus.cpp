@@ -15,18 +15,17 @@ namespace {
 
 // Sizes are read as signed numbers because Boost would silently wrap "-5" into a huge
 // unsigned value; the cap keeps a typo from running out of memory.
-size_t checked_count(const std::string& option, long long value, long long minimum) {
-  constexpr long long kMaximum = 100000000;
-  if (value < minimum || value > kMaximum)
-    throw csan::Error::for_key(option, "must be between " + std::to_string(minimum) + " and " +
-                                           std::to_string(kMaximum) + ", got " + std::to_string(value));
+size_t checked_count(const std::string& option, long long value, long long minimum, long long maximum) {
+  if (value < minimum || value > maximum)
+    throw csan::Error("option '" + option + "' must be between " + std::to_string(minimum) + " and " +
+                      std::to_string(maximum) + ", got " + std::to_string(value));
   return static_cast<size_t>(value);
 }
 
 void check_language_name(const std::string& option, const std::string& name) {
   if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") !=
                           std::string::npos)
-    throw csan::Error::for_key(option, "'" + name + "' is not a language name (letters, digits, '_', '-')");
+    throw csan::Error("option '" + option + "': '" + name + "' is not a language name (letters, digits, '_', '-')");
 }
 
 int toy_corpus_main(int argc, char** argv) {
@@ -55,11 +54,12 @@ int toy_corpus_main(int argc, char** argv) {
   check_language_name("--source-lang", source_lang);
   check_language_name("--target-lang", target_lang);
   if (source_lang == target_lang)
-    throw csan::Error::for_key("--target-lang", "must differ from --source-lang ('" + source_lang + "')");
-  options.train = checked_count("--train", train, 1);
-  options.valid = checked_count("--valid", valid, 0);
-  options.test = checked_count("--test", test, 0);
-  options.max_words = checked_count("--max-words", max_words, 3);
+    throw csan::Error("option '--target-lang' must differ from '--source-lang' ('" + source_lang + "')");
+  constexpr long long kMostSentences = 10000000;  // all are held in memory
+  options.train = checked_count("--train", train, 1, kMostSentences);
+  options.valid = checked_count("--valid", valid, 0, kMostSentences);
+  options.test = checked_count("--test", test, 0, kMostSentences);
+  options.max_words = checked_count("--max-words", max_words, 3, 1000);
 
   const auto corpus = csan::text::generate_toy_corpus(options);
   csan::text::write_toy_corpus(corpus, out_dir, source_lang, target_lang);
