@@ -146,6 +146,20 @@ TEST(Config, BadOverridesAreErrors) {
             std::string::npos);
 }
 
+TEST(Config, ProgrammaticSetIsValidatedLikeTheRecipe) {
+  Config cfg(test_schema());
+  cfg.set("optimization.max_update", 50);  // a plain int literal selects the integer type
+  cfg.set("model.dropout", 0.25);
+  cfg.set("checkpoint.save_dir", "out");
+  EXPECT_EQ(cfg.get<int64_t>("optimization.max_update"), 50);
+  EXPECT_TRUE(cfg.is_set("model.dropout"));
+  EXPECT_EQ(cfg.get<std::string>("checkpoint.save_dir"), "out");
+  EXPECT_EQ(error_of([&] { cfg.set("model.dropout", 2.0); }), "setting: key 'model.dropout': 2 is out of range [0, 1]");
+  EXPECT_EQ(error_of([&] { cfg.set("model.embed_dim", std::string("x")); }),
+            "setting: key 'model.embed_dim': expected an integer, got a string");
+  EXPECT_THROW(cfg.get<double>("model.embed_dim"), csan::Error);  // read as the wrong type
+}
+
 TEST(Config, PresetsFillOnlyWhatWasNotGiven) {
   Config cfg(test_schema());
   cfg.load_yaml_string("model:\n  embed_dim: 256\n");
