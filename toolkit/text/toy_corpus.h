@@ -31,10 +31,17 @@
 //     2pl -iso, 3pl -ito (a noun-phrase subject is third person, singular or plural
 //     by its noun). In a two-clause sentence each verb agrees with its own subject.
 //
-// Example (words invented by the seed): "ko talu vemi bados ni da kemu ." (pronoun
-// "I", verb, determiner, plural noun, preposition, determiner, noun) becomes
-// "jo tasos hakuren su hulmar wa kanim ." - subject, object with agreeing determiner
-// and gendered plural, postpositional phrase, then the verb with the 1sg ending.
+// Examples (seed 1; the words come from the seed, the structure does not):
+//   ku tesuso du bugiza tezo be ki fokivus ?
+//   sahi sila hom sota yutas lowekar su junekimo puhi ?
+// "we" + transitive verb + object "det adj noun" (feminine singular) + preposition with
+// "det noun-s" becomes: pronoun, object "det-a noun adj-a", postpositional phrase
+// "det-as noun-ar postposition", verb with the 1pl ending -imo, question particle.
+//   du mulamo kabu raza dosa dufiso fune .
+//   hurito sila nupur nera hona karolo temit .
+// Subject "det adj1 adj2 noun", a verb rendered as the light-verb construction
+// "karolo tem-it", and the two-word adverbial idiom "dufiso fune", which becomes the
+// single word "hurito" at the start of the clause; adjectives come out mirrored.
 //
 // Sentences are 3 to max_words source tokens (about 10 on average). Every sentence
 // pair occurs once in the whole corpus: no test or valid sentence is in train. The

@@ -241,6 +241,42 @@ TEST(ToyGrammar, TargetIsAFunctionOfTheSourceSentence) {
   EXPECT_GT(repeats, 0u);  // short sentences do recur, so the check above was exercised
 }
 
+template <typename Entries, typename Word>
+size_t index_of(const Entries& entries, const std::string& word, Word source_word) {
+  for (size_t i = 0; i < entries.size(); ++i)
+    if (source_word(entries[i]) == word) return i;
+  ADD_FAILURE() << word << " is not in the seed-1 lexicon";
+  return 0;
+}
+
+// The examples in toy_corpus.h, rebuilt from their structure: they stay true, and a
+// change to how words are drawn (which would change every corpus) is noticed.
+TEST(ToyGrammar, HeaderExamplesAreWhatSeedOneProduces) {
+  const ToyLexicon lex = ToyLexicon::generate(1);
+  auto first_word = [](const ToyWordPair& w) { return w.source[0]; };
+  auto noun = [&](const std::string& w) { return index_of(lex.nouns, w, [](const ToyNoun& n) { return n.source; }); };
+  auto verb = [&](const std::string& w) { return index_of(lex.verbs, w, [](const ToyVerb& v) { return v.source; }); };
+  auto det = [&](const std::string& w) { return index_of(lex.determiners, w, first_word); };
+  auto adj = [&](const std::string& w) { return index_of(lex.adjectives, w, first_word); };
+
+  ToySentence question;
+  question.first.pronoun = ToyPerson(index_of(lex.pronouns, "ku", first_word));
+  question.first.verb = verb("tesuso");
+  question.first.object = ToyNounPhrase{det("du"), {adj("bugiza")}, noun("tezo"), false};
+  question.first.place =
+      ToyPrepositionalPhrase{index_of(lex.prepositions, "be", first_word), {det("ki"), {}, noun("fokivu"), true}};
+  question.question = true;
+  EXPECT_EQ(join_tokens(render_toy_source(lex, question)), "ku tesuso du bugiza tezo be ki fokivus ?");
+  EXPECT_EQ(join_tokens(render_toy_target(lex, question)), "sahi sila hom sota yutas lowekar su junekimo puhi ?");
+
+  ToySentence statement;
+  statement.first.subject = ToyNounPhrase{det("du"), {adj("mulamo"), adj("kabu")}, noun("raza"), false};
+  statement.first.verb = verb("dosa");
+  statement.first.adverbial = index_of(lex.adverbials, "dufiso", first_word);
+  EXPECT_EQ(join_tokens(render_toy_source(lex, statement)), "du mulamo kabu raza dosa dufiso fune .");
+  EXPECT_EQ(join_tokens(render_toy_target(lex, statement)), "hurito sila nupur nera hona karolo temit .");
+}
+
 ToyCorpusOptions small_options(uint64_t seed) {
   ToyCorpusOptions options;
   options.train = 3000;
