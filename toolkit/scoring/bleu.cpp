@@ -118,7 +118,8 @@ std::string Bleu::preprocess(const std::string& line) const {
     if (!utf8::is_valid(line)) throw Error("invalid UTF-8 in a segment");
     return tokenizer_->tokenize_utf8(rstrip(std::string_view(line)));
   }
-  return to_utf8((*tokenizer_)(rstrip(lower(to_u32(line)))));
+  std::string lowered = to_utf8(lower(to_u32(line)));
+  return tokenizer_->tokenize_utf8(rstrip(std::string_view(lowered)));
 }
 
 std::vector<Stats> Bleu::segment_stats(const std::vector<std::string>& hyps,
