@@ -1,5 +1,7 @@
 // The encode + binarize stages of preprocessing, parallel over std::threads: raw lines
-// -> SentencePiece pieces -> dictionary ids (+ </s>) -> .bin/.idx.
+// -> SentencePiece ids -> dictionary ids (+ </s>) -> .bin/.idx. Pieces travel as
+// SentencePiece ids rather than strings (the hot path does no string work); the result
+// is the same as spm_encode's piece text looked up in dict.txt, as fairseq does it.
 #pragma once
 
 #include <atomic>
@@ -7,11 +9,32 @@
 #include <string>
 #include <vector>
 
-#include "toolkit/data/indexed_dataset_format.h"
 #include "toolkit/text/dictionary.h"
 #include "toolkit/text/sentencepiece.h"
 
 namespace csan::data {
+
+// Lines processed so far, for a progress display; may be null.
+using ProgressCounter = std::atomic<int64_t>;
+
+// Encoded lines of one language. A token >= 0 is a SentencePiece id; a piece the model
+// does not know (the surface text of unknown characters) is token -1-k, surfaces[k].
+struct PieceCorpus {
+  const text::SentencePieceModel* model = nullptr;
+  std::vector<int32_t> tokens;
+  std::vector<size_t> offsets{0};  // line i is tokens[offsets[i], offsets[i + 1])
+  std::vector<std::string> surfaces;
+
+  size_t lines() const { return offsets.size() - 1; }
+  int64_t length(size_t i) const { return static_cast<int64_t>(offsets[i + 1] - offsets[i]); }
+};
+
+PieceCorpus encode_corpus(const text::SentencePieceModel& model, const std::vector<std::string>& lines,
+                          int workers, ProgressCounter* progress = nullptr);
+
+// fairseq's build_dictionary over the kept lines of `corpora` (keep empty: all lines).
+text::Dictionary build_dictionary(const std::vector<const PieceCorpus*>& corpora, const std::vector<bool>& keep,
+                                  int64_t threshold, int64_t nwords, int padding_factor);
 
 // Token ids of many sequences back to back, ready for IndexedDatasetWriter.
 struct BinarizedSplit {
@@ -23,21 +46,11 @@ struct BinarizedSplit {
   void append(const BinarizedSplit& other);
 };
 
-// Lines processed so far, for a progress display; may be null.
-using ProgressCounter = std::atomic<int64_t>;
+// Dictionary ids (with </s>) of the kept lines of `corpus`.
+BinarizedSplit binarize_corpus(const text::Dictionary& dict, const PieceCorpus& corpus,
+                               const std::vector<bool>& keep, int workers, ProgressCounter* progress = nullptr);
 
-// Each line as its pieces joined by single spaces (the text spm_encode would print).
-std::vector<std::string> encode_to_pieces(const text::SentencePieceModel& model,
-                                          const std::vector<std::string>& lines, int workers,
-                                          ProgressCounter* progress = nullptr);
-
-// Dictionary ids of space-separated piece lines; lines whose `keep` entry is false are
-// skipped (keep may be empty: keep all).
-BinarizedSplit binarize_pieces(const text::Dictionary& dict, const std::vector<std::string>& piece_lines,
-                               const std::vector<bool>& keep, int workers,
-                               ProgressCounter* progress = nullptr);
-
-// Both stages fused, without the intermediate piece text (valid/test splits, benchmark).
+// Both stages fused, without keeping the encoded corpus (valid/test splits, benchmark).
 BinarizedSplit encode_and_binarize(const text::SentencePieceModel& model, const text::Dictionary& dict,
                                    const std::vector<std::string>& lines, int workers,
                                    ProgressCounter* progress = nullptr);

@@ -56,27 +56,6 @@ std::string describe_filters(const PreprocessOptions& o, const PreprocessSummary
          std::to_string(s.filtered.ratio) + " over --max-len-ratio";
 }
 
-Dictionary build_dictionary(const std::vector<const std::vector<std::string>*>& piece_corpora,
-                            const std::vector<bool>& keep, int64_t threshold, int64_t nwords,
-                            int padding_factor) {
-  Dictionary dict;
-  for (const auto* corpus : piece_corpora) {
-    for (size_t i = 0; i < corpus->size(); ++i) {
-      if (!keep.empty() && !keep[i]) continue;
-      const std::string& line = (*corpus)[i];
-      size_t start = 0;
-      while (start < line.size()) {
-        size_t end = line.find(' ', start);
-        if (end == std::string::npos) end = line.size();
-        if (end > start) dict.add_symbol(std::string_view(line).substr(start, end - start));
-        start = end + 1;
-      }
-    }
-  }
-  dict.finalize(threshold, nwords, padding_factor);
-  return dict;
-}
-
 // State of one run, so each stage is a short method.
 class Pipeline {
  public:
@@ -93,7 +72,7 @@ class Pipeline {
     ParallelText train;
     if (!o_.trainpref.empty()) train = read_parallel_text(o_.trainpref, langs_);
     prepare_models(train);
-    std::vector<std::vector<std::string>> train_pieces;
+    std::vector<PieceCorpus> train_pieces;
     std::vector<bool> keep;
     if (!o_.trainpref.empty()) {
       train_pieces = encode_train(train);
@@ -139,31 +118,23 @@ class Pipeline {
     models_.assign(langs_.size(), model);
   }
 
-  std::vector<std::vector<std::string>> encode_train(const ParallelText& train) {
-    std::vector<std::vector<std::string>> pieces;
+  std::vector<PieceCorpus> encode_train(const ParallelText& train) {
+    std::vector<PieceCorpus> pieces;
     for (size_t l = 0; l < langs_.size(); ++l) {
       StageProgress progress("encode train." + langs_[l], static_cast<long long>(train.size()), o_.progress);
-      pieces.push_back(encode_to_pieces(*models_[l], train.lines[l], o_.workers, progress.counter()));
+      pieces.push_back(encode_corpus(*models_[l], train.lines[l], o_.workers, progress.counter()));
     }
     return pieces;
   }
 
-  static int64_t count_pieces(const std::string& line) {
-    if (line.empty()) return 0;
-    int64_t n = 1;
-    for (char c : line) n += c == ' ';
-    return n;
-  }
-
-  std::vector<bool> filter_train(const std::vector<std::vector<std::string>>& pieces) {
-    const size_t n = pieces[0].size();
+  std::vector<bool> filter_train(const std::vector<PieceCorpus>& pieces) {
+    const size_t n = pieces[0].lines();
     summary_.train_lines_read = static_cast<int64_t>(n);
     std::vector<bool> keep(n, true);
     size_t kept = n;
     if (o_.filter.active()) {
       for (size_t i = 0; i < n; ++i) {
-        auto verdict = o_.filter.check(count_pieces(pieces[0][i]),
-                                       pieces.size() > 1 ? count_pieces(pieces[1][i]) : -1);
+        auto verdict = o_.filter.check(pieces[0].length(i), pieces.size() > 1 ? pieces[1].length(i) : -1);
         if (verdict == LengthFilter::Verdict::kKeep) continue;
         keep[i] = false;
         --kept;
@@ -175,9 +146,9 @@ class Pipeline {
     return keep;
   }
 
-  void prepare_dictionaries(const std::vector<std::vector<std::string>>& pieces, const std::vector<bool>& keep) {
+  void prepare_dictionaries(const std::vector<PieceCorpus>& pieces, const std::vector<bool>& keep) {
     auto from_train = [&](std::vector<size_t> lang_indices, int64_t threshold, int64_t nwords) {
-      std::vector<const std::vector<std::string>*> corpora;
+      std::vector<const PieceCorpus*> corpora;
       for (size_t l : lang_indices) corpora.push_back(&pieces[l]);
       return std::make_shared<Dictionary>(build_dictionary(corpora, keep, threshold, nwords, o_.padding_factor));
     };
@@ -203,10 +174,10 @@ class Pipeline {
     summary_.splits.push_back({split, langs_[l], static_cast<int64_t>(data.sizes.size()), data.tokens(), data.unknown});
   }
 
-  void binarize_train(const std::vector<std::vector<std::string>>& pieces, const std::vector<bool>& keep) {
+  void binarize_train(const std::vector<PieceCorpus>& pieces, const std::vector<bool>& keep) {
     for (size_t l = 0; l < langs_.size(); ++l) {
-      StageProgress progress("binarize train." + langs_[l], static_cast<long long>(pieces[l].size()), o_.progress);
-      write_split("train", l, binarize_pieces(*dicts_[l], pieces[l], keep, o_.workers, progress.counter()));
+      StageProgress progress("binarize train." + langs_[l], static_cast<long long>(pieces[l].lines()), o_.progress);
+      write_split("train", l, binarize_corpus(*dicts_[l], pieces[l], keep, o_.workers, progress.counter()));
     }
   }
 

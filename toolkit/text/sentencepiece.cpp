@@ -119,6 +119,19 @@ void SentencePieceModel::encode(std::string_view text, std::vector<std::string>&
   if (!status.ok()) throw Error("SentencePiece encoding failed: " + status.ToString());
 }
 
+void SentencePieceModel::encode_ids(std::string_view text, std::vector<int>& ids) const {
+  ids.clear();
+  auto status = processor_->Encode(absl::string_view(text.data(), text.size()), &ids);
+  if (!status.ok()) throw Error("SentencePiece encoding failed: " + status.ToString());
+}
+
+const std::string& SentencePieceModel::piece(int id) const {
+  if (id < 0 || id >= vocab_size()) throw Error("SentencePiece id " + std::to_string(id) + " out of range");
+  return processor_->IdToPiece(id);
+}
+
+int SentencePieceModel::unk_id() const { return processor_->unk_id(); }
+
 std::string SentencePieceModel::decode(const std::vector<std::string>& pieces) const {
   std::string text;
   auto status = processor_->Decode(pieces, &text);

@@ -39,6 +39,11 @@ class SentencePieceModel {
   std::vector<std::string> encode(std::string_view text) const;
   void encode(std::string_view text, std::vector<std::string>& pieces) const;
   std::string decode(const std::vector<std::string>& pieces) const;
+  // Vocabulary ids of `text`: faster than pieces. An unknown character sequence comes
+  // back as unk_id(); encode() gives its surface text.
+  void encode_ids(std::string_view text, std::vector<int>& ids) const;
+  const std::string& piece(int id) const;
+  int unk_id() const;
 
   // The serialized model (the content of a .model file).
   const std::string& bytes() const { return bytes_; }
