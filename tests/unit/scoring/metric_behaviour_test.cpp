@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "sacrebleu_vectors.h"
 #include "toolkit/core/error.h"
@@ -108,6 +109,53 @@ TEST(MetricBehaviour, EmptyReferencesAndHypotheses) {
   Stats empty = bleu.segment_stats({""}, {{"a b"}})[0];
   EXPECT_EQ(empty, (Stats{0, 2, 0, 0, 0, 0, 0, 0, 0, 0}));
   EXPECT_EQ(bleu.verbose(empty), "0.0/0.0/0.0/0.0 (BP = 0.000 ratio = 0.000 hyp_len = 0 ref_len = 2)");
+}
+
+// chrF's character statistics by direct substring counting, for one reference.
+Stats naive_char_stats(const std::u32string& hyp, const std::u32string& ref, int orders) {
+  Stats stats;
+  for (int n = 1; n <= orders; ++n) {
+    std::map<std::u32string, int> h, r;
+    for (size_t i = 0; i + n <= hyp.size(); ++i) ++h[hyp.substr(i, n)];
+    for (size_t i = 0; i + n <= ref.size(); ++i) ++r[ref.substr(i, n)];
+    double hyp_total = 0, ref_total = 0, match = 0;
+    for (const auto& [gram, count] : h) {
+      hyp_total += count;
+      if (r.count(gram)) match += std::min(count, r[gram]);
+    }
+    for (const auto& [gram, count] : r) ref_total += count;
+    stats.insert(stats.end(), {r.empty() ? 0.0 : hyp_total, ref_total, match});
+  }
+  return stats;
+}
+
+TEST(MetricBehaviour, NGramKeysOfEveryWidthCountExactly) {
+  // 40 distinct characters need 6 bits: orders up to 10 pack into 64 bits, up to 21
+  // into 128, and order 30 falls back to strings of ids.
+  uint64_t state = 5;
+  auto next = [&]() {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<size_t>(state >> 33);
+  };
+  for (int trial = 0; trial < 20; ++trial) {
+    std::u32string hyp, ref;
+    for (int k = 0; k < 120; ++k) hyp.push_back(0x4E00 + next() % 40);
+    ref = hyp.substr(10, 50) + hyp.substr(0, 40);
+    for (int k = 0; k < 30; ++k) ref.push_back(0x4E00 + next() % 40);
+    ChrfOptions options;
+    options.char_order = 30;
+    Stats stats = Chrf(options).segment_stats({to_utf8(hyp)}, {{to_utf8(ref)}})[0];
+    ASSERT_EQ(stats, naive_char_stats(hyp, ref, 30));
+  }
+}
+
+TEST(MetricBehaviour, BleuWithMoreThan65536DistinctTokens) {
+  // Token ids then need 17 bits, so 4-grams use 128-bit keys.
+  std::string line;
+  for (int k = 0; k < 70000; ++k) line += "w" + std::to_string(k) + " ";
+  Bleu bleu({});
+  Stats stats = bleu.segment_stats({line}, {{line + "extra"}})[0];
+  EXPECT_EQ(stats, (Stats{70000, 70001, 70000, 69999, 69998, 69997, 70000, 69999, 69998, 69997}));
 }
 
 // Trains a small unigram model on the de500 references.
