@@ -127,6 +127,24 @@ struct CollectStage {
   void flush() {}
 };
 
+// Collects while doing ' '.join(text.split()) for text whose only whitespace is ASCII.
+template <class Char>
+struct AsciiJoinStage {
+  Char* begin;
+  Char* out;
+  bool pending_space = false;
+  void push(Char c) {
+    if ((c >= Char(0x09) && c <= Char(0x0D)) || (c >= Char(0x1C) && c <= Char(0x20))) {
+      pending_space = out != begin;
+      return;
+    }
+    if (pending_space) *out++ = Char(' ');
+    pending_space = false;
+    *out++ = c;
+  }
+  void flush() {}
+};
+
 // (X)(Y) -> "X Y " (space_before false) or " X Y" (space_before true).
 template <class Char, class First, class Second, bool space_before, class Next>
 struct PairStage {
@@ -173,15 +191,10 @@ struct Dash {
   bool operator()(Char c) const { return c == Char('-'); }
 };
 
-// 13a steps 5-8: pad P13, split ". ," from non-digits on either side, split "digit-".
-// The result is a view into a per-thread buffer, valid until the next call.
-template <class Char>
-std::basic_string_view<Char> mteval_punctuation_steps_view(std::basic_string_view<Char> s) {
-  // Padding at most triples the text and each pair pass at most doubles it.
-  static thread_local std::basic_string<Char> buffer;
-  if (buffer.size() < 24 * s.size() + 16) buffer.resize(24 * s.size() + 16);
-  CollectStage<Char> collect{buffer.data()};
-  PairStage<Char, Digit<Char>, Dash<Char>, false, CollectStage<Char>> digit_dash{collect};
+// Runs 13a steps 5-8 over s into `last` (a CollectStage or AsciiJoinStage).
+template <class Char, class Last>
+void run_mteval_punctuation_steps(std::basic_string_view<Char> s, Last& last) {
+  PairStage<Char, Digit<Char>, Dash<Char>, false, Last> digit_dash{last};
   PairStage<Char, PeriodOrComma<Char>, NotDigit<Char>, true, decltype(digit_dash)> after_period{digit_dash};
   PairStage<Char, NotDigit<Char>, PeriodOrComma<Char>, false, decltype(after_period)> before_period{after_period};
   for (Char c : s) {
@@ -194,7 +207,30 @@ std::basic_string_view<Char> mteval_punctuation_steps_view(std::basic_string_vie
     }
   }
   before_period.flush();
+}
+
+// Padding at most triples the text and each pair pass at most doubles it.
+inline size_t mteval_output_bound(size_t input_size) { return 24 * input_size + 16; }
+
+// 13a steps 5-8: pad P13, split ". ," from non-digits on either side, split "digit-".
+// The result is a view into a per-thread buffer, valid until the next call.
+template <class Char>
+std::basic_string_view<Char> mteval_punctuation_steps_view(std::basic_string_view<Char> s) {
+  static thread_local std::basic_string<Char> buffer;
+  if (buffer.size() < mteval_output_bound(s.size())) buffer.resize(mteval_output_bound(s.size()));
+  CollectStage<Char> collect{buffer.data()};
+  run_mteval_punctuation_steps(s, collect);
   return std::basic_string_view<Char>(buffer.data(), static_cast<size_t>(collect.out - buffer.data()));
+}
+
+// Steps 5-8 followed by ' '.join(split()), for text whose whitespace is all ASCII.
+template <class Char>
+std::basic_string<Char> mteval_punctuation_steps_joined(std::basic_string_view<Char> s) {
+  static thread_local std::basic_string<Char> buffer;
+  if (buffer.size() < mteval_output_bound(s.size())) buffer.resize(mteval_output_bound(s.size()));
+  AsciiJoinStage<Char> join{buffer.data(), buffer.data()};
+  run_mteval_punctuation_steps(s, join);
+  return std::basic_string<Char>(buffer.data(), static_cast<size_t>(join.out - buffer.data()));
 }
 
 template <class Char>

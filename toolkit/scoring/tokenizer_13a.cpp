@@ -6,17 +6,30 @@
 namespace csan::scoring {
 namespace {
 
+// Whether c could be (the first byte of) a non-ASCII whitespace character. In UTF-8
+// those all start with 0xC2, 0xE1, 0xE2 or 0xE3, bytes that never occur inside others.
+inline bool may_start_non_ascii_space(char c) {
+  auto byte = static_cast<unsigned char>(c);
+  return byte == 0xC2 || byte == 0xE1 || byte == 0xE2 || byte == 0xE3;
+}
+inline bool may_start_non_ascii_space(char32_t c) { return c >= 0x80 && is_space(c); }
+
 // Every step matches ASCII only, so the same code runs on code points and on UTF-8.
 template <class Char>
 std::basic_string<Char> tokenize_13a_text(std::basic_string_view<Char> line) {
-  // Common case first: no '<', '&' or newline, so only the punctuation passes apply.
-  bool plain = true;
-  for (Char c : line) plain &= c != Char('<') && c != Char('&') && c != Char('\n');
+  // Common case first: no '<', '&' or newline, so only the punctuation passes apply,
+  // and with no non-ASCII whitespace the final split-and-join folds into them.
+  bool plain = true, ascii_whitespace = true;
+  for (Char c : line) {
+    plain &= c != Char('<') && c != Char('&') && c != Char('\n');
+    ascii_whitespace &= !may_start_non_ascii_space(c);
+  }
   if (plain) {
     static thread_local std::basic_string<Char> padded;
     padded.assign(1, Char(' '));
     padded.append(line);
     padded.push_back(Char(' '));
+    if (ascii_whitespace) return mteval_punctuation_steps_joined<Char>(padded);
     return join_split(mteval_punctuation_steps_view<Char>(padded));
   }
   using View = std::basic_string_view<Char>;

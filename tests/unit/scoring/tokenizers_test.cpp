@@ -126,7 +126,7 @@ namespace {
 // The one-loop 13a passes against the four separate passes, on random strings over the
 // characters the passes care about (digits, . , - spaces, P13, apostrophe, non-ASCII).
 TEST(Tokenizers, StreamingPassesEqualSeparatePasses) {
-  const std::u32string alphabet = U"a1.,- &'/\u00e9\u3000";
+  const std::u32string alphabet = U"a1.,- &'/\u00e9\u3000\t\u00a0\u201c";
   uint64_t state = 12345;
   auto next = [&]() {
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -140,6 +140,11 @@ TEST(Tokenizers, StreamingPassesEqualSeparatePasses) {
         << to_utf8(text);
     std::string utf8 = to_utf8(text);
     ASSERT_EQ(mteval_punctuation_steps<char>(utf8), mteval_punctuation_passes<char>(utf8)) << utf8;
+    // Whole 13a (with its folded split-and-join on ASCII-only whitespace) against the
+    // separate passes followed by Python's split and join.
+    std::u32string reference = join_split(mteval_punctuation_passes<char32_t>(U" " + text + U" "));
+    ASSERT_EQ(tokenize_13a(text), reference) << utf8;
+    ASSERT_EQ(tokenize_13a(std::string_view(utf8)), to_utf8(reference)) << utf8;
   }
 }
 
