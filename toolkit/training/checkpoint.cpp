@@ -1,0 +1,155 @@
+#include "toolkit/training/checkpoint.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+
+#include "toolkit/core/atomic_file.h"
+#include "toolkit/core/error.h"
+
+namespace csan::training {
+
+namespace {
+
+constexpr int64_t kFormatVersion = 1;
+
+torch::Tensor bytes_tensor(const std::string& bytes) {
+  auto t = torch::empty({static_cast<int64_t>(bytes.size())}, torch::kUInt8);
+  if (!bytes.empty()) std::memcpy(t.data_ptr<uint8_t>(), bytes.data(), bytes.size());
+  return t;
+}
+
+std::string tensor_bytes(const torch::Tensor& t) {
+  auto c = t.contiguous();
+  return std::string(reinterpret_cast<const char*>(c.data_ptr<uint8_t>()), c.numel());
+}
+
+torch::Tensor int64_tensor(std::vector<int64_t> values) { return torch::tensor(values, torch::kLong); }
+
+}  // namespace
+
+CheckpointWriter::CheckpointWriter() { archive_.write("csan_checkpoint_version", c10::IValue(kFormatVersion)); }
+
+void CheckpointWriter::set_meta(const CheckpointMeta& meta) {
+  archive_.write("meta.recipe", bytes_tensor(meta.recipe_yaml));
+  archive_.write("meta.src_lang", bytes_tensor(meta.src_lang));
+  archive_.write("meta.tgt_lang", bytes_tensor(meta.tgt_lang));
+  archive_.write("meta.src_dict", bytes_tensor(meta.src_dict));
+  archive_.write("meta.tgt_dict", bytes_tensor(meta.tgt_dict));
+  archive_.write("meta.spm_model", bytes_tensor(meta.spm_model));
+}
+
+void CheckpointWriter::set_progress(const TrainingProgress& p) {
+  archive_.write("progress.counters", int64_tensor({p.epoch, p.next_batch, p.num_updates, p.has_best ? 1 : 0,
+                                                    p.bad_validations, p.nan_streak}));
+  archive_.write("progress.best_metric", torch::tensor({p.best_metric}, torch::kDouble));
+}
+
+void CheckpointWriter::set_model(const torch::nn::Module& model) { model.save(section("model")); }
+
+void CheckpointWriter::set_optimizer(const torch::optim::Optimizer& optimizer) { optimizer.save(section("optimizer")); }
+
+torch::serialize::OutputArchive& CheckpointWriter::section(const std::string& name) {
+  return sections_.try_emplace(name).first->second;
+}
+
+void CheckpointWriter::capture_rng_state() {
+  auto gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  archive_.write("rng.cpu", gen.get_state());
+}
+
+void CheckpointWriter::write(const std::string& path) {
+  for (auto& [name, section] : sections_) archive_.write("section." + name, section);
+  AtomicFile out(path);
+  archive_.save_to([&](const void* data, size_t size) -> size_t {
+    out.write(data, size);
+    return size;
+  });
+  out.commit();
+}
+
+CheckpointReader::CheckpointReader(const std::string& path) : path_(path) {
+  if (!std::filesystem::exists(path)) throw Error(path + ": no such checkpoint");
+  try {
+    archive_.load_from(path);
+  } catch (const std::exception&) {
+    fail("cannot be read (truncated or corrupt?)");
+  }
+  try {
+    c10::IValue version;
+    if (!archive_.try_read("csan_checkpoint_version", version)) fail("not a csan checkpoint");
+    if (version.toInt() != kFormatVersion)
+      fail("checkpoint format " + std::to_string(version.toInt()) + " is not supported (expected " +
+           std::to_string(kFormatVersion) + ")");
+    auto text = [&](const char* key) {
+      torch::Tensor t;
+      archive_.read(key, t);
+      return tensor_bytes(t);
+    };
+    meta_.recipe_yaml = text("meta.recipe");
+    meta_.src_lang = text("meta.src_lang");
+    meta_.tgt_lang = text("meta.tgt_lang");
+    meta_.src_dict = text("meta.src_dict");
+    meta_.tgt_dict = text("meta.tgt_dict");
+    meta_.spm_model = text("meta.spm_model");
+    torch::Tensor counters, best;
+    archive_.read("progress.counters", counters);
+    archive_.read("progress.best_metric", best);
+    if (counters.numel() != 6 || best.numel() != 1) fail("progress record has the wrong size");
+    auto c = counters.accessor<int64_t, 1>();
+    progress_ = {c[0], c[1], c[2], best.item<double>(), c[3] != 0, c[4], c[5]};
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception&) {
+    fail("corrupt checkpoint");
+  }
+}
+
+void CheckpointReader::fail(const std::string& what) const { throw Error(path_ + ": " + what); }
+
+void CheckpointReader::load_model(torch::nn::Module& model) {
+  try {
+    auto archive = section("model");
+    torch::NoGradGuard no_grad;
+    model.load(archive);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception&) {
+    fail("the weights do not fit this model (different architecture or vocabulary?)");
+  }
+}
+
+void CheckpointReader::load_optimizer(torch::optim::Optimizer& optimizer) {
+  try {
+    auto archive = section("optimizer");
+    optimizer.load(archive);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception&) {
+    fail("the optimizer state does not fit (different optimizer or model?)");
+  }
+}
+
+bool CheckpointReader::has_section(const std::string& name) {
+  torch::serialize::InputArchive nested;
+  return archive_.try_read("section." + name, nested);
+}
+
+torch::serialize::InputArchive CheckpointReader::section(const std::string& name) {
+  torch::serialize::InputArchive nested;
+  if (!archive_.try_read("section." + name, nested)) fail("has no '" + name + "' section");
+  return nested;
+}
+
+void CheckpointReader::restore_rng_state() {
+  torch::Tensor state;
+  if (!archive_.try_read("rng.cpu", state)) fail("has no RNG state");
+  auto gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  gen.set_state(state);
+}
+
+}  // namespace csan::training

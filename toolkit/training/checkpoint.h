@@ -1,0 +1,78 @@
+// Self-contained checkpoints: model weights plus everything needed to resume training
+// exactly (optimizer, schedule position, precision state, RNG states, position in the
+// epoch) or to translate without the data directory (the resolved recipe, both
+// dictionaries and the SentencePiece model). The file is a torch serialization archive
+// (a zip with per-entry CRCs), written atomically (temporary file + rename).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include <torch/torch.h>
+
+namespace csan::training {
+
+// What generation needs besides the weights, and what identifies the run.
+struct CheckpointMeta {
+  std::string recipe_yaml;  // Config::to_yaml() of the run
+  std::string src_lang, tgt_lang;
+  std::string src_dict, tgt_dict;  // dict.txt contents
+  std::string spm_model;           // SentencePiece model bytes ("" if the data had none)
+};
+
+// Where training stands; enough to continue bit-identically.
+struct TrainingProgress {
+  int64_t epoch = 1;
+  int64_t next_batch = 0;   // next batch of `epoch` to train on
+  int64_t num_updates = 0;
+  double best_metric = 0;   // best validation metric so far (valid iff has_best)
+  bool has_best = false;
+  int64_t bad_validations = 0;  // validations without improvement (patience)
+  int64_t nan_streak = 0;
+};
+
+class CheckpointWriter {
+ public:
+  CheckpointWriter();
+  void set_meta(const CheckpointMeta& meta);
+  void set_progress(const TrainingProgress& progress);
+  void set_model(const torch::nn::Module& model);
+  void set_optimizer(const torch::optim::Optimizer& optimizer);
+  // A named sub-archive for other components (precision: loss scaler state).
+  torch::serialize::OutputArchive& section(const std::string& name);
+  // Captures torch's default CPU generator (dropout) now.
+  void capture_rng_state();
+  // Atomically writes the archive to `path`.
+  void write(const std::string& path);
+
+ private:
+  torch::serialize::OutputArchive archive_;
+  std::map<std::string, torch::serialize::OutputArchive> sections_;
+};
+
+class CheckpointReader {
+ public:
+  // Throws csan::Error naming the file if it is missing, truncated, corrupt or not a
+  // csan checkpoint.
+  explicit CheckpointReader(const std::string& path);
+  const std::string& path() const { return path_; }
+  const CheckpointMeta& meta() const { return meta_; }
+  const TrainingProgress& progress() const { return progress_; }
+  // Copies the saved weights into `model` (names and shapes must match).
+  void load_model(torch::nn::Module& model);
+  void load_optimizer(torch::optim::Optimizer& optimizer);
+  bool has_section(const std::string& name);
+  torch::serialize::InputArchive section(const std::string& name);
+  // Restores torch's default CPU generator.
+  void restore_rng_state();
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const;
+  std::string path_;
+  torch::serialize::InputArchive archive_;
+  CheckpointMeta meta_;
+  TrainingProgress progress_;
+};
+
+}  // namespace csan::training

@@ -1,0 +1,45 @@
+// What training reports: a live progress line on a terminal (epoch, update, loss, nll,
+// ppl, lr, gnorm, target tokens/s, updates/s, ETA), plain "key value | ..." lines every
+// log_interval updates when stderr is not a terminal, and one JSON object per line in
+// SAVE_DIR/metrics.jsonl for plotting (train lines and every validation).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "toolkit/core/progress.h"
+#include "toolkit/training/trainer.h"
+
+namespace csan::training {
+
+class TrainLog {
+ public:
+  // metrics_path "" writes no JSON; max_update 0 means no ETA.
+  TrainLog(const std::string& metrics_path, int64_t log_interval, int64_t max_update);
+
+  // A free-form line (start-up facts, warnings), never lost in the progress line.
+  void info(const std::string& line);
+  void update(int64_t epoch, int64_t num_updates, const UpdateResult& result);
+  void validation(int64_t epoch, int64_t num_updates, const std::string& subset, const StepStats& stats,
+                  double best_metric, const std::string& metric_name, double metric);
+  void end_epoch(int64_t epoch);
+
+ private:
+  void flush_interval(int64_t epoch, int64_t num_updates);
+
+  std::unique_ptr<JsonLinesWriter> json_;
+  int64_t log_interval_;
+  int64_t max_update_;
+  bool tty_;
+  ProgressLine progress_;
+  std::chrono::steady_clock::time_point interval_start_, run_start_;
+  int64_t start_update_ = -1;
+  // Running sums since the last plain/JSON line.
+  StepStats interval_;
+  double gnorm_sum_ = 0, lr_ = 0;
+  int64_t interval_updates_ = 0, interval_skipped_ = 0;
+};
+
+}  // namespace csan::training

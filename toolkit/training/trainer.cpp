@@ -1,0 +1,118 @@
+#include "toolkit/training/trainer.h"
+
+#include <cmath>
+
+#include "toolkit/training/optimizer.h"
+
+namespace csan::training {
+
+void StepStats::add(const CriterionOutput& out) {
+  loss_sum += out.loss_sum;
+  nll_sum += out.nll_sum;
+  ntokens += out.ntokens;
+  nsentences += out.nsentences;
+  sample_size += out.sample_size;
+}
+
+void StepStats::add(const StepStats& o) {
+  loss_sum += o.loss_sum;
+  nll_sum += o.nll_sum;
+  ntokens += o.ntokens;
+  nsentences += o.nsentences;
+  sample_size += o.sample_size;
+}
+
+double StepStats::loss_bits() const { return base2(loss_sum, static_cast<double>(sample_size)); }
+double StepStats::nll_bits() const { return base2(nll_sum, static_cast<double>(ntokens)); }
+double StepStats::ppl() const { return std::pow(2.0, nll_bits()); }
+
+namespace {
+// Stats travel through all_reduce_sums as doubles (token counts stay exact below 2^53).
+std::vector<double> pack(const StepStats& s) {
+  return {s.loss_sum, s.nll_sum, static_cast<double>(s.ntokens), static_cast<double>(s.nsentences),
+          static_cast<double>(s.sample_size)};
+}
+StepStats unpack(const std::vector<double>& v) {
+  StepStats s;
+  s.loss_sum = v[0];
+  s.nll_sum = v[1];
+  s.ntokens = static_cast<int64_t>(v[2]);
+  s.nsentences = static_cast<int64_t>(v[3]);
+  s.sample_size = static_cast<int64_t>(v[4]);
+  return s;
+}
+}  // namespace
+
+Trainer::Trainer(TrainerParts parts) : parts_(std::move(parts)) {
+  params_ = unique_parameters(*parts_.model);
+}
+
+UpdateResult Trainer::train_step(const std::vector<TensorBatch>& micro_batches) {
+  auto& model = *parts_.model;
+  model.train();
+  parts_.optimizer->zero_grad();
+  UpdateResult result;
+  result.lr = current_lr();
+  set_learning_rate(*parts_.optimizer, result.lr);
+
+  StepStats local;
+  for (const auto& batch : micro_batches) {
+    if (batch.empty()) continue;  // padding batch of a short shard: contributes nothing
+    auto out = parts_.criterion->compute(model, batch);
+    parts_.precision->scale_loss(out.loss).backward();
+    local.add(out);
+  }
+
+  auto sums = pack(local);
+  parts_.sync->all_reduce_grads(params_);
+  parts_.sync->all_reduce_sums(sums);
+  result.stats = unpack(sums);
+
+  if (result.stats.sample_size == 0) {  // nothing to learn from on any rank
+    result.skipped = true;
+    return result;
+  }
+  parts_.precision->unscale_grads(params_, 1.0 / static_cast<double>(result.stats.sample_size));
+  result.gnorm = clip_grad_norm(params_, parts_.clip_norm);
+  const bool overflow = !std::isfinite(result.gnorm) || !std::isfinite(result.stats.loss_sum);
+  parts_.precision->after_update(overflow);
+  if (overflow) {
+    parts_.optimizer->zero_grad();
+    result.skipped = true;
+    return result;
+  }
+  parts_.optimizer->step();
+  ++num_updates_;
+  return result;
+}
+
+StepStats Trainer::valid_step(const TensorBatch& batch) {
+  StepStats stats;
+  if (!batch.empty()) {
+    torch::NoGradGuard no_grad;
+    auto& model = *parts_.model;
+    model.eval();
+    stats.add(parts_.criterion->compute(model, batch));
+  }
+  return stats;
+}
+
+void Trainer::save_state(CheckpointWriter& writer) const {
+  writer.set_model(*parts_.model);
+  writer.set_optimizer(*parts_.optimizer);
+  parts_.precision->save(writer.section("precision"));
+  writer.capture_rng_state();
+}
+
+void Trainer::load_state(CheckpointReader& reader) {
+  reader.load_model(*parts_.model);
+  reader.load_optimizer(*parts_.optimizer);
+  if (reader.has_section("precision")) {
+    auto archive = reader.section("precision");
+    parts_.precision->load(archive);
+  }
+  reader.restore_rng_state();
+  num_updates_ = reader.progress().num_updates;
+}
+
+}  // namespace csan::training

@@ -1,0 +1,83 @@
+// One optimizer update over a group of micro-batches (update_freq), with the hook
+// points fixed for mixed precision and data parallelism:
+//   per micro-batch: forward + criterion -> precision.scale_loss -> backward
+//   once per update: sync.all_reduce_grads -> precision.unscale_grads(1 / sample size)
+//                    -> clip (the norm also detects overflow) -> optimizer step
+// The epoch loop, validation scheduling and checkpoint policy live in train_loop.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "toolkit/models/encoder_decoder_model.h"
+#include "toolkit/training/checkpoint.h"
+#include "toolkit/training/criterion.h"
+#include "toolkit/training/gradient_sync.h"
+#include "toolkit/training/lr_scheduler.h"
+#include "toolkit/training/precision.h"
+
+namespace csan::training {
+
+// Sums over the micro-batches (and ranks) of one update or of a validation pass.
+struct StepStats {
+  double loss_sum = 0;  // nats
+  double nll_sum = 0;   // nats
+  int64_t ntokens = 0;
+  int64_t nsentences = 0;
+  int64_t sample_size = 0;
+  void add(const CriterionOutput& out);
+  void add(const StepStats& other);
+  double loss_bits() const;  // per sample unit, base 2
+  double nll_bits() const;   // per target token, base 2
+  double ppl() const;
+};
+
+struct UpdateResult {
+  StepStats stats;
+  bool skipped = false;  // non-finite loss or gradients: no step taken
+  double gnorm = 0;
+  double lr = 0;
+};
+
+struct TrainerParts {
+  std::shared_ptr<models::EncoderDecoderModel> model;
+  std::unique_ptr<Criterion> criterion;
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::unique_ptr<LrScheduler> lr_scheduler;
+  std::unique_ptr<PrecisionPolicy> precision;
+  std::unique_ptr<GradientSync> sync;
+  double clip_norm = 0;  // 0: no clipping (the norm is still computed and logged)
+};
+
+class Trainer {
+ public:
+  // parts.optimizer must have been built over params() of the (prepared) model.
+  explicit Trainer(TrainerParts parts);
+
+  UpdateResult train_step(const std::vector<TensorBatch>& micro_batches);
+  // Loss statistics without gradients, dropout off.
+  StepStats valid_step(const TensorBatch& batch);
+
+  int64_t num_updates() const { return num_updates_; }
+  double current_lr() const { return parts_.lr_scheduler->lr_at(num_updates_); }
+  models::EncoderDecoderModel& model() { return *parts_.model; }
+  GradientSync& sync() { return *parts_.sync; }
+  PrecisionPolicy& precision() { return *parts_.precision; }
+  const std::vector<torch::Tensor>& params() const { return params_; }
+
+  // Model, optimizer, precision and RNG state into/out of a checkpoint; the update
+  // count travels in TrainingProgress.
+  void save_state(CheckpointWriter& writer) const;
+  void load_state(CheckpointReader& reader);
+  void set_num_updates(int64_t n) { num_updates_ = n; }
+
+ private:
+  TrainerParts parts_;
+  std::vector<torch::Tensor> params_;
+  int64_t num_updates_ = 0;
+};
+
+}  // namespace csan::training

@@ -1,0 +1,62 @@
+#include "toolkit/training/training_options.h"
+
+#include "toolkit/models/model_registry.h"
+#include "toolkit/training/criterion.h"
+#include "toolkit/training/lr_scheduler.h"
+#include "toolkit/training/optimizer.h"
+
+namespace csan::training {
+
+void declare_training_options(core::ConfigSchema& s) {
+  s.add_string("task.data", std::nullopt, "directory written by csan-preprocess");
+  s.add_string("task.source_lang", "", "source language suffix (empty: inferred from the data directory)");
+  s.add_string("task.target_lang", "", "target language suffix (empty: inferred from the data directory)");
+  s.add_string("task.train_subset", "train", "training split name");
+  s.add_string("task.valid_subset", "valid", "validation split name");
+  s.add_bool("task.eval_bleu", false, "also validate with BLEU (needs the sequence generator)");
+
+  s.add_int("dataset.max_tokens", 4096, "max padded tokens per batch (0: no limit)", 0);
+  s.add_int("dataset.max_sentences", 0, "max sentences per batch (0: no limit)", 0);
+  s.add_int("dataset.required_batch_size_multiple", 1, "batch sizes are rounded to a multiple of this", 1);
+  s.add_int("dataset.max_tokens_valid", 0, "max tokens per validation batch (0: same as max_tokens)", 0);
+  s.add_int("dataset.validate_interval", 1, "validate every N epochs", 1);
+  s.add_int("dataset.validate_interval_updates", 0, "also validate every N updates (0: off)", 0);
+  s.add_bool("dataset.disable_validation", false, "never validate");
+
+  s.add_double("optimization.lr", 5e-4, "peak learning rate", 0.0);
+  s.add_int("optimization.max_epoch", 0, "stop after this epoch (0: no limit)", 0);
+  s.add_int("optimization.max_update", 0, "stop after this many updates (0: no limit)", 0);
+  s.add_int("optimization.update_freq", 1, "micro-batches accumulated per update", 1);
+  s.add_double("optimization.clip_norm", 0.0, "clip gradients to this L2 norm (0: off)", 0.0);
+  s.add_int("optimization.patience", -1, "stop after N validations without improvement (-1: off)", -1);
+
+  s.add_string("checkpoint.save_dir", "checkpoints", "where checkpoints and logs go");
+  s.add_string("checkpoint.restore_file", "checkpoint_last.pt",
+               "checkpoint to resume from (relative to save_dir), if it exists");
+  s.add_int("checkpoint.save_interval", 1, "save checkpointN.pt every N epochs", 1);
+  s.add_int("checkpoint.save_interval_updates", 0, "save checkpoint_E_U.pt every N updates (0: off)", 0);
+  s.add_int("checkpoint.keep_interval_updates", -1, "keep only the last N update checkpoints (-1: all)", -1);
+  s.add_int("checkpoint.keep_last_epochs", -1, "keep only the last N epoch checkpoints (-1: all)", -1);
+  s.add_bool("checkpoint.no_epoch_checkpoints", false, "do not write checkpointN.pt");
+  s.add_bool("checkpoint.no_save", false, "write no checkpoints at all");
+  s.add_string("checkpoint.best_checkpoint_metric", "loss", "metric that selects checkpoint_best.pt",
+               {"loss", "nll_loss", "bleu"});
+  s.add_bool("checkpoint.maximize_best_checkpoint_metric", false, "higher is better (implied for bleu)");
+
+  s.add_int("common.seed", 1, "random seed (weights, dropout, batch order)", 0);
+  s.add_int("common.log_interval", 100, "updates between plain log lines", 1);
+  s.add_string("common.precision", "fp32", "numeric precision", {"fp32"});
+
+  declare_criterion_options(s);
+  declare_optimizer_options(s);
+  declare_lr_scheduler_options(s);
+}
+
+core::ConfigSchema train_schema() {
+  core::ConfigSchema schema;
+  models::declare_model_options(schema);
+  declare_training_options(schema);
+  return schema;
+}
+
+}  // namespace csan::training
