@@ -25,9 +25,10 @@ TransformerDecoderImpl::TransformerDecoderImpl(const TransformerOptions& options
   register_module("layers", layers);
   if (options.layer.normalize_before) layer_norm = register_module("layer_norm", nn::layer_norm(d));
 
-  if (options.share_decoder_input_output_embed || options.share_all_embeddings) {
-    output_projection = embed_tokens->weight;
-  } else {
+  // A tied projection reads embed_tokens->weight at each call, so it follows whatever
+  // replaces or moves that parameter (checkpoint loading, .to(device)).
+  tied_ = options.share_decoder_input_output_embed || options.share_all_embeddings;
+  if (!tied_) {
     output_projection = register_parameter("output_projection", torch::empty_like(embed_tokens->weight));
     nn::init_normal(output_projection, std::pow(static_cast<double>(d), -0.5));
   }
@@ -44,13 +45,13 @@ torch::Tensor TransformerDecoderImpl::forward(const torch::Tensor& prev_output_t
 
   torch::Tensor x = embed_tokens(tokens);
   if (embed_scale_ != 1.0) x = x * embed_scale_;
-  x = nn::dropout_if(x + embed_positions(tokens, cached), options_.layer.dropout, is_training());
+  x = nn::dropout_if(x + embed_positions(tokens, cached).to(x.scalar_type()), options_.layer.dropout, is_training());
   const torch::Tensor& mask = encoder_out.padding_mask;
   torch::Tensor attention_mask = mask.defined() && mask.any().item<bool>() ? mask : torch::Tensor();
   for (const auto& layer : *layers)
     x = layer->as<nn::DecoderLayer>()->forward(x, encoder_out.out, attention_mask, state);
   if (layer_norm) x = layer_norm(x);
-  return torch::nn::functional::linear(x, output_projection);
+  return torch::nn::functional::linear(x, tied_ ? embed_tokens->weight : output_projection);
 }
 
 }  // namespace csan::models

@@ -27,12 +27,13 @@ class TransformerDecoderImpl : public torch::nn::Module {
   nn::PositionalEmbedding embed_positions{nullptr};
   torch::nn::ModuleList layers;
   torch::nn::LayerNorm layer_norm{nullptr};  // pre-norm only
-  torch::Tensor output_projection;           // [V, D]; the embedding weight when shared
+  torch::Tensor output_projection;           // [V, D]; undefined when tied to embed_tokens
 
  private:
   TransformerOptions options_;
   int64_t padding_idx_;
   double embed_scale_;
+  bool tied_;
 };
 TORCH_MODULE(TransformerDecoder);
 

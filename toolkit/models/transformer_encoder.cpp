@@ -23,7 +23,7 @@ EncoderOut TransformerEncoderImpl::forward(const torch::Tensor& src_tokens) {
   torch::Tensor padding_mask = src_tokens.eq(padding_idx_);
   torch::Tensor x = embed_tokens(src_tokens);
   if (embed_scale_ != 1.0) x = x * embed_scale_;
-  x = nn::dropout_if(x + embed_positions(src_tokens), options_.layer.dropout, is_training());
+  x = nn::dropout_if(x + embed_positions(src_tokens).to(x.scalar_type()), options_.layer.dropout, is_training());
   // Without padding in the batch the mask would only cost a masked_fill per layer.
   torch::Tensor attention_mask = padding_mask.any().item<bool>() ? padding_mask : torch::Tensor();
   for (const auto& layer : *layers) x = layer->as<nn::EncoderLayer>()->forward(x, attention_mask);

@@ -109,9 +109,12 @@ TEST(Transformer, PresetFillsDefaultsThatTheRecipeOverrides) {
   EXPECT_NE(models::registered_archs().size(), 0u);
   try {
     models::arch_registry().get("lstm");
+    FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("unknown arch 'lstm'; known: transformer, transformer_base", 0), 0u)
-        << e.what();
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("unknown arch 'lstm'; known: ", 0), 0u) << message;
+    for (const char* name : {"transformer, ", "transformer_base, ", "transformer_big, ", "transformer_tiny"})
+      EXPECT_NE(message.find(name), std::string::npos) << name;
   }
 }
 
@@ -178,6 +181,45 @@ TEST(Transformer, PaddingDoesNotChangeRealPositions) {
   EXPECT_LT((enc.out[0].narrow(0, 0, 4) - f.model->encode(src_a, torch::tensor({4})).out[0]).abs().max().item<float>(),
             1e-5);
   EXPECT_TRUE(torch::equal(enc.padding_mask[0], torch::tensor({false, false, false, false, true, true, true})));
+}
+
+// A parameter-free policy keeping only the key at the query's own position.
+class OwnPositionScope : public nn::AttentionScope {
+ public:
+  torch::Tensor shape_scores(torch::Tensor scores, const nn::ScopeContext& c) override {
+    auto keep = torch::eye(scores.size(3), torch::kBool).narrow(0, c.query_offset, scores.size(2));
+    return scores.masked_fill(keep.logical_not(), -INFINITY);
+  }
+};
+
+TEST(Transformer, ScopePoliciesPlugIntoChosenAttentionsWithoutParameters) {
+  torch::NoGradGuard no_grad;
+  Fixture f;
+  auto model = std::dynamic_pointer_cast<models::TransformerModel>(f.model);
+  auto src = Fixture::tokens(2, 5), prev = Fixture::tokens(2, 4);
+  auto before = model->forward(src, torch::tensor({5, 5}), prev);
+  const auto params = nn::count_parameters(*model);
+  int visited = 0, installed = 0;
+  model->for_each_attention([&](const nn::AttentionSite& site, nn::MultiheadAttention& attention) {
+    ++visited;
+    EXPECT_EQ(site.num_heads, 4);
+    if (site.in_encoder && site.self_attention) {
+      attention->set_scope(std::make_shared<OwnPositionScope>());
+      ++installed;
+    }
+  });
+  EXPECT_EQ(visited, 2 + 2 * 2);
+  EXPECT_EQ(installed, 2);
+  EXPECT_EQ(nn::count_parameters(*model), params);
+  auto after = model->forward(src, torch::tensor({5, 5}), prev);
+  EXPECT_GT((after - before).abs().max().item<float>(), 1e-3);
+  // Decoder untouched: incremental decoding still matches.
+  auto enc = model->encode(src, torch::tensor({5, 5}));
+  nn::IncrementalState state;
+  for (int64_t t = 1; t <= 4; ++t) {
+    auto step = model->decode(prev.narrow(1, 0, t), enc, &state);
+    EXPECT_LT((step.squeeze(1) - after.select(1, t - 1)).abs().max().item<float>(), 1e-5);
+  }
 }
 
 TEST(Transformer, TrainingModeAppliesDropoutAndGradientsReachEveryParameter) {

@@ -151,6 +151,19 @@ TEST(MultiheadAttention, ScopePolicyShapesScoresWithoutNewParameters) {
   }
 }
 
+TEST(ScopeRegistry, FullScopeIsRegisteredAndUnknownNamesListKnownOnes) {
+  csan::core::Config cfg{csan::core::ConfigSchema()};
+  auto scope = scope_registry().get("full")(cfg, AttentionSite{});
+  ASSERT_TRUE(std::dynamic_pointer_cast<FullScope>(scope));
+  try {
+    scope_registry().get("windoww");
+    FAIL();
+  } catch (const std::exception& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("unknown attention scope 'windoww'; known: ", 0), 0u) << e.what();
+    EXPECT_NE(std::string(e.what()).find("full"), std::string::npos);
+  }
+}
+
 TEST(MultiheadAttention, AttentionDropoutOnlyInTraining) {
   torch::manual_seed(1);
   MultiheadAttention mha(MultiheadAttentionOptions{16, 4, 0.5, true});
