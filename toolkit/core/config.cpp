@@ -153,7 +153,9 @@ void Config::load_yaml_string(const std::string& text, const std::string& origin
   if (root.IsNull()) return;  // an empty recipe sets nothing
   if (!root.IsMap()) throw Error(where_in(origin, root.Mark()) + ": a recipe must be a mapping of keys");
 
-  // Depth-first over nested mappings; every leaf is one dotted key.
+  // Depth-first over nested mappings; every leaf is one dotted key. A key given twice
+  // is an error: YAML parsers disagree on which one wins.
+  std::map<std::string, std::string> first_seen;
   std::function<void(const YAML::Node&, const std::string&)> walk = [&](const YAML::Node& map,
                                                                         const std::string& prefix) {
     for (const auto& entry : map) {
@@ -167,6 +169,8 @@ void Config::load_yaml_string(const std::string& text, const std::string& origin
       if (!schema_.has(key)) {
         assign(key, Value(false), where);  // throws the unknown-key error with a suggestion
       }
+      if (auto [it, fresh] = first_seen.emplace(key, where); !fresh)
+        throw Error(where + ": key '" + key + "' is given twice (first at " + it->second + ")");
       assign(key, to_value(entry.second, schema_.spec(key), where), where);
     }
   };

@@ -117,6 +117,16 @@ TEST(Config, MalformedYamlNamesFileAndLine) {
             "r.yaml:1: a recipe must be a mapping of keys");
 }
 
+TEST(Config, KeyGivenTwiceIsAnError) {
+  Config cfg(test_schema());
+  EXPECT_EQ(error_of([&] { cfg.load_yaml_string("model:\n  dropout: 0.1\n  embed_dim: 8\n  dropout: 0.3\n", "r.yaml"); }),
+            "r.yaml:4: key 'model.dropout' is given twice (first at r.yaml:2)");
+  // A second file may override the first (recipe then a local overlay).
+  cfg.load_yaml_string("model:\n  dropout: 0.2\n", "a.yaml");
+  cfg.load_yaml_string("model:\n  dropout: 0.4\n", "b.yaml");
+  EXPECT_DOUBLE_EQ(cfg.get<double>("model.dropout"), 0.4);
+}
+
 TEST(Config, OverridesParseYamlValues) {
   Config cfg(test_schema());
   cfg.load_yaml_string("model:\n  embed_dim: 256\n");
