@@ -207,7 +207,7 @@ void Config::apply_override(const std::string& assignment) {
 void Config::set(const std::string& key, Value value) { assign(key, std::move(value), "setting"); }
 
 void Config::set_default(const std::string& key, Value value) {
-  if (!schema_.has(key)) throw Error("preset: " + schema_.spec(key).key);  // spec() throws with suggestion
+  if (!schema_.has(key)) assign(key, Value(false), "preset");  // throws the unknown-key error
   presets_[key] = schema_.check(key, std::move(value), "preset");
 }
 

@@ -178,6 +178,8 @@ TEST(Config, PresetsFillOnlyWhatWasNotGiven) {
   EXPECT_EQ(cfg.get<int64_t>("model.embed_dim"), 256);
   EXPECT_EQ(cfg.get<int64_t>("model.encoder_layers"), 12);
   EXPECT_THROW(cfg.set_default("model.dropout", 2.0), csan::Error);
+  EXPECT_EQ(error_of([&] { cfg.set_default("model.embed_dimm", int64_t{3}); }),
+            "preset: unknown key 'model.embed_dimm' (did you mean 'model.embed_dim'?)");
 }
 
 TEST(Config, ToYamlRoundTripsExactly) {
