@@ -25,8 +25,24 @@ struct ScopeContext {
   bool self_attention = true;
 };
 
+// Queries, keys and values split into heads, for scopes that compute the attention
+// themselves (AttentionScope::attend).
+struct HeadInputs {
+  torch::Tensor q;                 // [B, H, Tq, d], already scaled by 1/sqrt(d)
+  torch::Tensor k, v;              // [B, H, Tk, d]; with an incremental state, the whole prefix
+  torch::Tensor key_padding_mask;  // [B, Tk] bool, true at padding; undefined: none
+  double dropout = 0.0;            // on the attention weights; 0 outside training
+};
+
 class AttentionScope : public torch::nn::Module {
  public:
+  // A scope whose queries attend jointly over keys that one [Tq, Tk] score matrix per
+  // head cannot hold (2-D CSAN: keys of neighbouring heads), or that can skip most of
+  // QK^T (banded windows), returns the per-head context [B, H, Tq, d] itself and then
+  // also applies context.causal and the padding mask. Undefined (the default): the
+  // module computes scores -> shape_scores -> softmax -> shape_probs -> weights x V.
+  virtual torch::Tensor attend(const HeadInputs&, const ScopeContext&) { return {}; }
+
   // scores: [B, H, Tq, Tk], already scaled and masked (-inf at padding/future keys).
   // Returns the shaped scores (may modify in place and return the same tensor).
   virtual torch::Tensor shape_scores(torch::Tensor scores, const ScopeContext& context) = 0;

@@ -84,25 +84,30 @@ torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const 
   }
   const int64_t tk = k.size(2);
 
-  torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1));  // [B, H, Tq, Tk]
-  const double neg_inf = -std::numeric_limits<double>::infinity();
-  if (call.key_padding_mask.defined())
-    scores.masked_fill_(call.key_padding_mask.view({batch, 1, 1, tk}), neg_inf);
-  if (call.causal && tq > 1) {
-    // Query i sits at absolute position (tk - tq + i) and sees keys up to it.
-    auto future = torch::ones({tq, tk}, torch::dtype(torch::kBool).device(scores.device())).triu_(tk - tq + 1);
-    scores.masked_fill_(future, neg_inf);
-  }
   ScopeContext context{self_attention ? tk - tq : 0, call.causal, self_attention};
-  scores = scope_->shape_scores(scores, context);
+  const double dropout = is_training() ? options_.attention_dropout : 0.0;
+  torch::Tensor heads = scope_->attend({q, k, v, call.key_padding_mask, dropout}, context);
+  if (!heads.defined()) {
+    torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1));  // [B, H, Tq, Tk]
+    const double neg_inf = -std::numeric_limits<double>::infinity();
+    if (call.key_padding_mask.defined())
+      scores.masked_fill_(call.key_padding_mask.view({batch, 1, 1, tk}), neg_inf);
+    if (call.causal && tq > 1) {
+      // Query i sits at absolute position (tk - tq + i) and sees keys up to it.
+      auto future = torch::ones({tq, tk}, torch::dtype(torch::kBool).device(scores.device())).triu_(tk - tq + 1);
+      scores.masked_fill_(future, neg_inf);
+    }
+    scores = scope_->shape_scores(scores, context);
 
-  torch::Tensor probs = scores.scalar_type() == torch::kFloat
-                            ? torch::softmax(scores, -1)
-                            : torch::softmax(scores, -1, torch::kFloat).to(scores.scalar_type());
-  probs = scope_->shape_probs(probs, context);
-  if (is_training() && options_.attention_dropout > 0) probs = torch::dropout(probs, options_.attention_dropout, true);
+    torch::Tensor probs = scores.scalar_type() == torch::kFloat
+                              ? torch::softmax(scores, -1)
+                              : torch::softmax(scores, -1, torch::kFloat).to(scores.scalar_type());
+    probs = scope_->shape_probs(probs, context);
+    if (dropout > 0) probs = torch::dropout(probs, dropout, true);
+    heads = torch::matmul(probs, v);  // [B, H, Tq, d]
+  }
 
-  torch::Tensor out = torch::matmul(probs, v).transpose(1, 2).reshape({batch, tq, d});
+  torch::Tensor out = heads.transpose(1, 2).reshape({batch, tq, d});
   return out_proj(out);
 }
 
