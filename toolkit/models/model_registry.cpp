@@ -6,10 +6,12 @@ namespace csan::models {
 // the linker keep that file, and with it its registrars, in every binary.
 namespace anchors {
 void transformer();
+void csan();
 }  // namespace anchors
 
 core::Registry<ArchSpec>& arch_registry() {
   anchors::transformer();
+  anchors::csan();
   static core::Registry<ArchSpec> registry("arch");
   return registry;
 }
