@@ -1,0 +1,253 @@
+// csan-generate end to end: toy corpus -> csan-preprocess -> csan-train (a tiny model,
+// briefly) -> csan-generate, then every input path, format and error case against the
+// trained checkpoint. The pipeline runs once for the whole suite.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "cli_runner.h"
+
+namespace fs = std::filesystem;
+using csan::testing::bin;
+using csan::testing::run;
+using csan::testing::RunResult;
+using csan::testing::tool;
+
+namespace {
+
+// BLEU the tiny model must reach on the toy test set after the short training below
+// (it scores about 2x that; an untrained model scores below 1).
+constexpr double kMinBleu = 20.0;
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void spit(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+bool is_one_line(const std::string& text) {
+  return !text.empty() && std::count(text.begin(), text.end(), '\n') == 1 && text.back() == '\n';
+}
+
+std::string describe(const RunResult& r) { return "exit " + std::to_string(r.exit_code) + "\nstderr: " + r.err; }
+
+// Lines "X-id\t..." of a fairseq-format output grouped by prefix.
+std::map<std::string, std::vector<std::string>> by_kind(const std::string& out) {
+  std::map<std::string, std::vector<std::string>> kinds;
+  for (const auto& line : split_lines(out)) {
+    const auto dash = line.find('-');
+    if (dash == 1) kinds[line.substr(0, 1)].push_back(line);
+  }
+  return kinds;
+}
+
+class GenerateCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = csan::testing::make_temp_dir("generate_cli");
+    const std::string raw = dir_ + "/raw";
+    auto corpus = run({tool("csan-toy-corpus"), "--out-dir", raw, "--train", "4000", "--valid", "100", "--test",
+                       "200", "--seed", "1", "--max-words", "10"});
+    ASSERT_EQ(corpus.exit_code, 0) << describe(corpus);
+    auto preprocess = run({bin("csan-preprocess"), "--source-lang", "src", "--target-lang", "tgt", "--trainpref",
+                           raw + "/train", "--validpref", raw + "/valid", "--testpref", raw + "/test", "--destdir",
+                           dir_ + "/bin", "--joined-dictionary", "--spm-vocab-size", "300", "--workers", "1"});
+    ASSERT_EQ(preprocess.exit_code, 0) << describe(preprocess);
+    spit(dir_ + "/recipe.yaml",
+         "model:\n  arch: transformer_tiny\n  share_all_embeddings: true\n  dropout: 0.1\n"
+         "optimization:\n  lr: 0.003\n  max_epoch: 3\n  clip_norm: 1.0\n"
+         "optimizer:\n  adam_betas: [0.9, 0.98]\n"
+         "lr_scheduler:\n  warmup_updates: 40\n"
+         "criterion:\n  label_smoothing: 0.1\n"
+         "dataset:\n  max_tokens: 1024\n"
+         "common:\n  log_interval: 50\n");
+    auto train = run({bin("csan-train"), dir_ + "/recipe.yaml", "--data", dir_ + "/bin", "--save-dir", dir_ + "/ckpt"});
+    ASSERT_EQ(train.exit_code, 0) << describe(train);
+    checkpoint_ = dir_ + "/ckpt/checkpoint_last.pt";
+    ASSERT_TRUE(fs::exists(checkpoint_)) << train.err;
+  }
+
+  static RunResult generate(std::vector<std::string> args, const std::string& stdin_data = "") {
+    std::vector<std::string> argv = {bin("csan-generate"), "--path", checkpoint_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run(argv, stdin_data);
+  }
+
+  static std::string dir_, checkpoint_;
+};
+
+std::string GenerateCli::dir_, GenerateCli::checkpoint_;
+
+TEST_F(GenerateCli, TranslatesToyTestSetAboveBleuBoundWithFairseqOutput) {
+  const std::string results = dir_ + "/results";
+  auto r = generate({"--data", dir_ + "/bin", "--gen-subset", "test", "--beam", "5", "--results-path", results});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_TRUE(r.out.empty()) << "results go to the file";
+  const std::string out = slurp(results + "/generate-test.txt");
+  auto kinds = by_kind(out);
+  for (const char* kind : {"S", "T", "H", "D", "P"}) EXPECT_EQ(kinds[kind].size(), 200u) << kind;
+  // Sentences come back in input order, and T- lines are the raw references.
+  const auto refs = split_lines(slurp(dir_ + "/raw/test.tgt"));
+  for (size_t i = 0; i < 200; ++i) EXPECT_EQ(kinds["T"][i], "T-" + std::to_string(i) + "\t" + refs[i]);
+  // H- and D- carry the same score; P- has one score per H- piece plus </s>.
+  for (size_t i = 0; i < 200; ++i) {
+    std::istringstream h(kinds["H"][i]), p(kinds["P"][i]);
+    std::string id, score, pieces;
+    std::getline(h, id, '\t'), std::getline(h, score, '\t'), std::getline(h, pieces);
+    EXPECT_EQ(kinds["D"][i].rfind("D-" + std::to_string(i) + "\t" + score + "\t", 0), 0u);
+    std::istringstream count_pieces(pieces), count_scores(kinds["P"][i].substr(kinds["P"][i].find('\t') + 1));
+    size_t n_pieces = 0, n_scores = 0;
+    for (std::string w; count_pieces >> w;) ++n_pieces;
+    double sum = 0;
+    for (double s; count_scores >> s;) ++n_scores, sum += s;
+    EXPECT_EQ(n_scores, n_pieces + 1);
+    EXPECT_NEAR(std::stod(score), sum / double(n_scores), 2e-3) << "lenpen 1: score = mean positional score";
+  }
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(out, m, std::regex(R"(Translated 200 sentences \((\d+) tokens\))"))) << out;
+  ASSERT_TRUE(std::regex_search(out, m, std::regex(R"(Generate test with beam=5: BLEU = ([0-9.]+))"))) << out;
+  const double bleu = std::stod(m[1]);
+  EXPECT_GT(bleu, kMinBleu);
+
+  // The plain output scores the same with csan-score (one path for BLEU).
+  auto plain = generate({"--data", dir_ + "/bin", "--beam", "5", "--output-format", "plain"});
+  ASSERT_EQ(plain.exit_code, 0) << describe(plain);
+  EXPECT_EQ(split_lines(plain.out).size(), 200u);
+  spit(dir_ + "/hyp.txt", plain.out);
+  auto score = run({bin("csan-score"), dir_ + "/raw/test.tgt", "-i", dir_ + "/hyp.txt", "-m", "bleu", "-b", "-w", "2"});
+  ASSERT_EQ(score.exit_code, 0) << describe(score);
+  EXPECT_NEAR(std::stod(score.out), bleu, 0.006);
+  EXPECT_NE(plain.err.find("Translated 200 sentences"), std::string::npos) << "plain: summary on stderr";
+}
+
+TEST_F(GenerateCli, RawInputTranslatesLikeTheBinarizedData) {
+  auto data = generate({"--data", dir_ + "/bin", "--beam", "4", "--output-format", "plain"});
+  auto raw = generate({"--input", dir_ + "/raw/test.src", "--beam", "4", "--output-format", "plain", "--batch-size", "7"});
+  ASSERT_EQ(data.exit_code, 0) << describe(data);
+  ASSERT_EQ(raw.exit_code, 0) << describe(raw);
+  EXPECT_EQ(raw.out, data.out);
+  // Batch composition changes nothing: one sentence per batch gives the same output.
+  auto single = generate({"--input", dir_ + "/raw/test.src", "--beam", "4", "--output-format", "plain", "--batch-size",
+                          "1", "--max-tokens", "0"});
+  EXPECT_EQ(single.out, data.out);
+}
+
+TEST_F(GenerateCli, StdinEmptyLinesAndOverLongLines) {
+  std::string longest;
+  for (int i = 0; i < 400; ++i) longest += "pe zoga ";
+  const std::string first = split_lines(slurp(dir_ + "/raw/test.src"))[0];
+  auto r = generate({"--input", "-", "--output-format", "plain", "--beam", "2"}, first + "\n\n" + longest + "\n" + first + "\n");
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  auto lines = split_lines(r.out);
+  ASSERT_EQ(lines.size(), 4u) << r.out;
+  EXPECT_FALSE(lines[0].empty());
+  EXPECT_EQ(lines[1], "") << "an empty input line gives an empty output line";
+  EXPECT_EQ(lines[3], lines[0]);
+  EXPECT_NE(r.err.find("warning: <stdin>:3:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("1 source sentence(s) truncated to 256 tokens"), std::string::npos) << r.err;
+
+  auto fairseq = generate({"--input", "-", "--beam", "2"}, "\n");
+  ASSERT_EQ(fairseq.exit_code, 0) << describe(fairseq);
+  EXPECT_NE(fairseq.out.find("S-0\t\nH-0\t"), std::string::npos) << fairseq.out;
+}
+
+TEST_F(GenerateCli, NbestSamplingAndEnsembles) {
+  const std::string input = dir_ + "/raw/test.src";
+  auto nbest = generate({"--input", input, "--beam", "4", "--nbest", "3"});
+  ASSERT_EQ(nbest.exit_code, 0) << describe(nbest);
+  EXPECT_EQ(by_kind(nbest.out)["H"].size(), 600u);
+
+  auto single = generate({"--input", input, "--output-format", "plain"});
+  auto ensemble = run({bin("csan-generate"), "--path", checkpoint_ + ":" + checkpoint_, "--input", input,
+                       "--output-format", "plain"});
+  ASSERT_EQ(ensemble.exit_code, 0) << describe(ensemble);
+  EXPECT_EQ(ensemble.out, single.out) << "a model averaged with itself is the model";
+
+  auto a = generate({"--input", input, "--sampling", "--beam", "1", "--seed", "3", "--output-format", "plain"});
+  auto b = generate({"--input", input, "--sampling", "--beam", "1", "--seed", "3", "--output-format", "plain"});
+  auto c = generate({"--input", input, "--sampling", "--beam", "1", "--seed", "4", "--output-format", "plain",
+                     "--temperature", "3"});
+  ASSERT_EQ(a.exit_code, 0) << describe(a);
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out, c.out);
+}
+
+TEST_F(GenerateCli, AveragedCheckpoints) {
+  const std::string avg = dir_ + "/avg.pt";
+  auto r = run({tool("average-checkpoints"), "--inputs", dir_ + "/ckpt", "--num-epoch-checkpoints", "2", "--output", avg});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  auto translated = run({bin("csan-generate"), "--path", avg, "--data", dir_ + "/bin", "--output-format", "plain"});
+  ASSERT_EQ(translated.exit_code, 0) << describe(translated);
+  EXPECT_EQ(split_lines(translated.out).size(), 200u);
+  // The mean of one checkpoint with itself is that checkpoint.
+  const std::string same = dir_ + "/same.pt";
+  ASSERT_EQ(run({tool("average-checkpoints"), "--inputs", checkpoint_, checkpoint_, "--output", same}).exit_code, 0);
+  auto original = generate({"--data", dir_ + "/bin", "--output-format", "plain"});
+  auto averaged = run({bin("csan-generate"), "--path", same, "--data", dir_ + "/bin", "--output-format", "plain"});
+  EXPECT_EQ(averaged.out, original.out);
+
+  auto too_many = run({tool("average-checkpoints"), "--inputs", dir_ + "/ckpt", "--num-epoch-checkpoints", "50",
+                       "--output", dir_ + "/x.pt"});
+  EXPECT_NE(too_many.exit_code, 0);
+  EXPECT_TRUE(is_one_line(too_many.err)) << too_many.err;
+  EXPECT_FALSE(fs::exists(dir_ + "/x.pt"));
+}
+
+TEST_F(GenerateCli, BadInputIsOneLineErrorNamingIt) {
+  auto expect_error = [](const RunResult& r, const std::string& needle) {
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_TRUE(is_one_line(r.err)) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  };
+  const std::string input = dir_ + "/raw/test.src";
+  expect_error(run({bin("csan-generate"), "--path", dir_ + "/missing.pt", "--input", input}), "missing.pt");
+
+  const std::string corrupt = dir_ + "/corrupt.pt";
+  const std::string bytes = slurp(checkpoint_);
+  spit(corrupt, bytes.substr(0, bytes.size() / 2));
+  expect_error(run({bin("csan-generate"), "--path", corrupt, "--input", input}), "corrupt.pt");
+
+  spit(dir_ + "/bad_utf8.txt", "pe zoga .\nfu \xff\xfe tizi .\n");
+  expect_error(generate({"--input", dir_ + "/bad_utf8.txt"}), "bad_utf8.txt:2:");
+
+  // Data binarized with another vocabulary.
+  const std::string other = dir_ + "/other";
+  ASSERT_EQ(run({tool("csan-toy-corpus"), "--out-dir", other + "/raw", "--train", "500", "--valid", "10", "--test",
+                 "10", "--seed", "7"}).exit_code, 0);
+  ASSERT_EQ(run({bin("csan-preprocess"), "--source-lang", "src", "--target-lang", "tgt", "--trainpref",
+                 other + "/raw/train", "--testpref", other + "/raw/test", "--destdir", other + "/bin",
+                 "--joined-dictionary", "--spm-vocab-size", "200", "--workers", "1"}).exit_code, 0);
+  expect_error(generate({"--data", other + "/bin"}), "dict.src.txt");
+
+  expect_error(generate({"--input", input, "--beam", "2", "--nbest", "3"}), "--nbest");
+  expect_error(generate({"--input", input, "--prefix-size", "1"}), "--prefix-size");
+  expect_error(generate({"--input", input, "--data", dir_ + "/bin"}), "--data");
+  expect_error(generate({"--input", input, "--output-format", "json"}), "json");
+  expect_error(generate({"--input", input, "--bogus"}), "bogus");
+  expect_error(generate({"--input", dir_ + "/nothing.txt"}), "nothing.txt");
+
+  // A failed run leaves no partial results file.
+  const std::string results = dir_ + "/failed";
+  auto failed = generate({"--input", dir_ + "/bad_utf8.txt", "--results-path", results});
+  EXPECT_NE(failed.exit_code, 0);
+  EXPECT_FALSE(fs::exists(results + "/generate-input.txt"));
+}
+
+}  // namespace

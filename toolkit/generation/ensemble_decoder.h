@@ -1,0 +1,42 @@
+// The decoder state of a search: one or more models (an ensemble), their encoder
+// outputs and incremental caches, advanced one token at a time. Ensembles average
+// probabilities (log of the mean of the models' probabilities), as fairseq does.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "toolkit/models/encoder_decoder_model.h"
+#include "toolkit/nn/incremental_state.h"
+
+namespace csan::generation {
+
+class EnsembleDecoder {
+ public:
+  // Models must share the target vocabulary; they are switched to eval mode.
+  explicit EnsembleDecoder(std::vector<std::shared_ptr<models::EncoderDecoderModel>> models,
+                           double temperature = 1.0);
+
+  // Encodes src_tokens [B, S] once per sentence, then repeats each sentence's encoder
+  // output `rows_per_sentence` times (beams) and starts empty caches.
+  void start(const torch::Tensor& src_tokens, const torch::Tensor& src_lengths, int64_t rows_per_sentence);
+  // prefix [R, t+1] (starting with </s>): log-probabilities [R, V] of token t+1. Only the
+  // newest token runs through the decoders; earlier ones are read from the caches.
+  torch::Tensor step(const torch::Tensor& prefix);
+  // Keeps rows new_order [R'] of every cache. `batch_shrank` also selects the encoder
+  // outputs: when rows are only permuted within their sentence, the encoder output of
+  // every row of a sentence is the same, so that copy is skipped.
+  void reorder(const torch::Tensor& new_order, bool batch_shrank);
+
+  size_t size() const { return models_.size(); }
+
+ private:
+  std::vector<std::shared_ptr<models::EncoderDecoderModel>> models_;
+  std::vector<models::EncoderOut> encoder_outs_;
+  std::vector<nn::IncrementalState> states_;
+  double temperature_;
+};
+
+}  // namespace csan::generation

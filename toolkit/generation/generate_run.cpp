@@ -1,0 +1,282 @@
+#include "toolkit/generation/generate_run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <memory>
+
+#include "toolkit/core/atomic_file.h"
+#include "toolkit/core/error.h"
+#include "toolkit/core/progress.h"
+#include "toolkit/data/batching.h"
+#include "toolkit/data/language_pair_dataset.h"
+#include "toolkit/generation/checkpoint_ensemble.h"
+#include "toolkit/generation/output_format.h"
+#include "toolkit/generation/sequence_generator.h"
+#include "toolkit/generation/text_codec.h"
+#include "toolkit/scoring/metrics.h"
+
+namespace fs = std::filesystem;
+
+namespace csan::generation {
+
+namespace {
+
+struct Pending {
+  int64_t id = 0;
+  std::vector<int64_t> src;  // ends with </s>; only </s>: an empty input
+  std::optional<std::vector<int64_t>> ref;
+  std::string source_text;
+};
+
+// Where the printed results go: stdout or an atomically written results file.
+class ResultSink {
+ public:
+  ResultSink(std::ostream& out, const std::string& results_path, const std::string& subset) : out_(out) {
+    if (results_path.empty()) return;
+    fs::create_directories(results_path);
+    file_ = std::make_unique<AtomicFile>(results_path + "/generate-" + subset + ".txt");
+  }
+  void write(const std::string& text) {
+    if (file_) {
+      file_->write(text);
+    } else {
+      out_ << text;
+    }
+  }
+  void flush() {
+    if (!file_) out_.flush();
+  }
+  void commit() {
+    if (file_) file_->commit();
+  }
+
+ private:
+  std::ostream& out_;
+  std::unique_ptr<AtomicFile> file_;
+};
+
+torch::Tensor to_matrix(const std::vector<const std::vector<int64_t>*>& rows, int64_t width, int64_t pad) {
+  auto m = torch::full({static_cast<int64_t>(rows.size()), width}, pad, torch::kLong);
+  auto a = m.accessor<int64_t, 2>();
+  for (size_t i = 0; i < rows.size(); ++i)
+    for (int64_t t = 0; t < std::min<int64_t>(width, static_cast<int64_t>(rows[i]->size())); ++t)
+      a[static_cast<int64_t>(i)][t] = (*rows[i])[t];
+  return m;
+}
+
+class Translator {
+ public:
+  Translator(const GenerateOptions& options, LoadedEnsemble& ensemble)
+      : options_(options),
+        generator_(ensemble.models, options.search,
+                   SpecialTokens{ensemble.tgt_dict.bos(), ensemble.tgt_dict.pad(), ensemble.tgt_dict.eos(),
+                                 ensemble.tgt_dict.unk()}),
+        pad_(ensemble.tgt_dict.pad()) {}
+
+  // Translates `chunk`; results in the chunk's order.
+  std::vector<SentenceResult> translate(std::vector<Pending>& chunk, GenerateSummary& summary) {
+    std::vector<SentenceResult> results(chunk.size());
+    std::vector<int64_t> order;
+    std::vector<int32_t> sizes(chunk.size());
+    for (size_t i = 0; i < chunk.size(); ++i) {
+      results[i].id = chunk[i].id;
+      results[i].source = std::move(chunk[i].source_text);
+      sizes[i] = static_cast<int32_t>(chunk[i].src.size());
+      if (chunk[i].src.size() > 1) order.push_back(static_cast<int64_t>(i));  // empty inputs stay empty
+    }
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return sizes[a] < sizes[b]; });
+    const auto batches =
+        data::batch_by_size(order, sizes, sizes, {options_.max_tokens, options_.batch_size, 1});
+    const auto start = std::chrono::steady_clock::now();
+    for (const auto& batch : batches) {
+      std::vector<const std::vector<int64_t>*> src, prefix;
+      std::vector<int64_t> lengths;
+      int64_t width = 0;
+      for (int64_t i : batch) {
+        src.push_back(&chunk[i].src);
+        lengths.push_back(static_cast<int64_t>(chunk[i].src.size()));
+        width = std::max(width, lengths.back());
+        if (chunk[i].ref) prefix.push_back(&*chunk[i].ref);
+      }
+      torch::Tensor forced;
+      if (options_.search.prefix_size > 0) forced = to_matrix(prefix, options_.search.prefix_size, pad_);
+      auto hyps = generator_.generate(to_matrix(src, width, pad_), torch::tensor(lengths), forced);
+      for (size_t b = 0; b < batch.size(); ++b) results[batch[b]].hypotheses = std::move(hyps[b]);
+    }
+    summary.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    for (const auto& r : results) {
+      ++summary.sentences;
+      if (!r.hypotheses.empty()) summary.tokens += static_cast<int64_t>(r.hypotheses[0].tokens.size());
+    }
+    return results;
+  }
+
+ private:
+  const GenerateOptions& options_;
+  SequenceGenerator generator_;
+  int64_t pad_;
+};
+
+void check_same_dictionary(const text::Dictionary& from_checkpoint, const std::string& data_path,
+                           const std::string& checkpoint) {
+  if (!(text::Dictionary::load(data_path) == from_checkpoint))
+    throw Error(data_path + ": differs from the dictionary of " + checkpoint +
+                " (the model was trained on other data)");
+}
+
+std::vector<int64_t> row(const data::TokenMatrix& m, int64_t r, int64_t pad) {
+  std::vector<int64_t> out;
+  for (int64_t c = 0; c < m.cols; ++c) {
+    const int64_t v = m.values[r * m.cols + c];
+    if (v == pad) break;
+    out.push_back(v);
+  }
+  return out;
+}
+
+int64_t max_source_positions(const LoadedEnsemble& ensemble) {
+  int64_t positions = std::numeric_limits<int64_t>::max();
+  for (const auto& m : ensemble.models) positions = std::min(positions, m->max_source_positions());
+  return positions;
+}
+
+std::string format_number(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+}  // namespace
+
+GenerateSummary run_generate(const GenerateOptions& options, std::ostream& out, std::ostream& log) {
+  validate(options.search);
+  if (options.data_dir.empty() == options.input.empty())
+    throw Error("give either --data DIR (binarized) or --input FILE|- (raw text)");
+  if (options.search.prefix_size > 0 && options.data_dir.empty())
+    throw Error("--prefix-size: needs references (--data)");
+  if (options.batch_size < 0 || options.max_tokens < 0) throw Error("--batch-size/--max-tokens: must not be negative");
+  const OutputFormat format = parse_output_format(options.output_format);
+  if (options.paths.empty()) throw Error("--path: no checkpoint given");
+
+  LoadedEnsemble ensemble = load_ensemble(options.paths);
+  const std::string src_lang = options.source_lang.empty() ? ensemble.meta.src_lang : options.source_lang;
+  const std::string tgt_lang = options.target_lang.empty() ? ensemble.meta.tgt_lang : options.target_lang;
+  const text::SentencePieceModel* spm = ensemble.spm ? &*ensemble.spm : nullptr;
+  const TextCodec source_codec(ensemble.src_dict, spm), target_codec(ensemble.tgt_dict, spm);
+  const int64_t max_source = max_source_positions(ensemble);
+  const int64_t eos = ensemble.src_dict.eos();
+
+  GenerateSummary summary;
+  Translator translator(options, ensemble);
+  const std::string subset = options.data_dir.empty() ? "input" : options.gen_subset;
+  ResultSink sink(out, options.results_path, subset);
+  std::vector<std::string> hyps, refs;  // detokenized, for BLEU
+  auto emit = [&](std::vector<Pending>& chunk) {
+    for (auto& r : translator.translate(chunk, summary)) {
+      sink.write(format_result(r, target_codec, format));
+      if (r.reference) {
+        hyps.push_back(r.hypotheses.empty() ? std::string() : target_codec.decode(r.hypotheses[0].tokens));
+        refs.push_back(*r.reference);
+      }
+    }
+    sink.flush();
+    chunk.clear();
+  };
+  auto note_truncation = [&](const std::string& where, int64_t full_length) {
+    ++summary.truncated;
+    log << "warning: " << where << ": " << full_length << " source tokens, truncated to " << max_source
+        << " (the model's maximum source positions)\n";
+  };
+
+  if (!options.data_dir.empty()) {
+    const std::string& dir = options.data_dir;
+    check_same_dictionary(ensemble.src_dict, dir + "/dict." + src_lang + ".txt", options.paths[0]);
+    check_same_dictionary(ensemble.tgt_dict, dir + "/dict." + tgt_lang + ".txt", options.paths[0]);
+    data::LanguagePairDataset dataset(dir, options.gen_subset, src_lang, tgt_lang, ensemble.tgt_dict.pad(), eos);
+    std::vector<int64_t> all(dataset.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
+    const data::CollatedBatch collated = dataset.collate(all);
+    std::vector<Pending> chunk(all.size());
+    for (size_t k = 0; k < all.size(); ++k) {
+      const int64_t i = collated.ids[k];
+      Pending& p = chunk[i];
+      p.id = i;
+      p.src = row(collated.src_tokens, static_cast<int64_t>(k), ensemble.src_dict.pad());
+      p.ref = row(collated.target, static_cast<int64_t>(k), ensemble.tgt_dict.pad());
+      p.source_text = source_codec.decode(p.src);
+      if (static_cast<int64_t>(p.src.size()) > max_source) {
+        note_truncation(options.gen_subset + " sentence " + std::to_string(i), static_cast<int64_t>(p.src.size()));
+        truncate_source(p.src, max_source, eos);
+      }
+    }
+    ProgressLine progress("generate " + options.gen_subset, static_cast<long long>(chunk.size()));
+    emit(chunk);
+    progress.finish();
+  } else {
+    const bool from_stdin = options.input == "-";
+    const std::string origin = from_stdin ? "<stdin>" : options.input;
+    std::ifstream file;
+    if (!from_stdin) {
+      file.open(options.input, std::ios::binary);
+      if (!file) throw Error(options.input + ": cannot open input");
+    }
+    std::istream& in = from_stdin ? std::cin : file;
+    const int64_t buffer = options.buffer_size > 0 ? options.buffer_size
+                                                   : (options.batch_size > 0 ? options.batch_size : 64);
+    std::vector<Pending> chunk;
+    std::string line;
+    ProgressLine progress("generate", 0);
+    for (int64_t id = 0; std::getline(in, line); ++id) {
+      Pending p;
+      p.id = id;
+      EncodedLine encoded = source_codec.encode(line, origin, static_cast<long>(id + 1), max_source);
+      if (encoded.truncated()) note_truncation(origin + ":" + std::to_string(id + 1), encoded.full_length);
+      p.src = std::move(encoded.ids);
+      p.source_text = line;
+      chunk.push_back(std::move(p));
+      if (static_cast<int64_t>(chunk.size()) >= buffer) {
+        emit(chunk);
+        progress.update(id + 1);
+      }
+    }
+    if (in.bad()) throw Error(origin + ": read error");
+    emit(chunk);
+    progress.finish();
+  }
+
+  const double seconds = std::max(summary.seconds, 1e-9);
+  summary.lines.push_back("Translated " + std::to_string(summary.sentences) + " sentences (" +
+                          std::to_string(summary.tokens) + " tokens) in " + format_number(summary.seconds, 1) +
+                          "s (" + format_number(double(summary.sentences) / seconds, 2) + " sentences/s, " +
+                          format_number(double(summary.tokens) / seconds, 2) + " tokens/s)");
+  if (summary.truncated > 0)
+    summary.lines.push_back(std::to_string(summary.truncated) + " source sentence(s) truncated to " +
+                            std::to_string(max_source) + " tokens");
+  if (!refs.empty()) {
+    auto bleu = scoring::make_bleu({});
+    scoring::Stats sum;
+    for (const auto& stats : bleu->segment_stats(hyps, {refs})) {
+      if (sum.empty()) sum.assign(stats.size(), 0.0);
+      for (size_t j = 0; j < stats.size(); ++j) sum[j] += stats[j];
+    }
+    summary.bleu = bleu->score(sum);
+    summary.lines.push_back("Generate " + subset + " with beam=" + std::to_string(options.search.beam) + ": " +
+                            bleu->name() + " = " + format_number(*summary.bleu, 2) + " " + bleu->verbose(sum));
+  }
+  for (const auto& l : summary.lines) {
+    if (format == OutputFormat::Fairseq) {
+      sink.write(l + "\n");
+    } else {
+      log << l << "\n";
+    }
+  }
+  sink.commit();
+  sink.flush();
+  return summary;
+}
+
+}  // namespace csan::generation

@@ -1,0 +1,91 @@
+// Constraints on the next-token scores, applied in a chain before the search strategy
+// picks tokens: each one edits the log-probabilities [R, V] in place, so a new
+// constraint never touches the search loop.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "toolkit/generation/search_options.h"
+
+namespace csan::generation {
+
+struct SpecialTokens {
+  int64_t bos = 0, pad = 1, eos = 2, unk = 3;
+};
+
+// What a processor may look at for the step choosing token `step` (0 = the first
+// token after the leading </s>).
+struct StepContext {
+  int64_t step = 0;
+  torch::Tensor prefix;                 // [R, step + 1] tokens so far, starting with </s>
+  const std::vector<int64_t>* max_len;  // per row: </s> is forced at step >= max_len[r]
+  torch::Tensor forced;                 // [R, P] tokens to force (prefix forcing), pad = none
+};
+
+class LogitsProcessor {
+ public:
+  virtual ~LogitsProcessor() = default;
+  virtual void apply(torch::Tensor& lprobs, const StepContext& context) const = 0;
+};
+
+// <pad> and <s> are never produced; <unk> is penalized by `unkpen`.
+class SpecialTokenPenalty : public LogitsProcessor {
+ public:
+  SpecialTokenPenalty(SpecialTokens special, double unkpen) : special_(special), unkpen_(unkpen) {}
+  void apply(torch::Tensor& lprobs, const StepContext& context) const override;
+
+ private:
+  SpecialTokens special_;
+  double unkpen_;
+};
+
+// </s> is forbidden before `min_len` tokens (unless the row's maximum length comes first).
+class MinLength : public LogitsProcessor {
+ public:
+  MinLength(int64_t min_len, int64_t eos) : min_len_(min_len), eos_(eos) {}
+  void apply(torch::Tensor& lprobs, const StepContext& context) const override;
+
+ private:
+  int64_t min_len_, eos_;
+};
+
+// fairseq's --no-repeat-ngram-size: a token that would complete an n-gram already in
+// the row's prefix (the leading </s> included) is forbidden.
+class NoRepeatNgram : public LogitsProcessor {
+ public:
+  explicit NoRepeatNgram(int64_t n) : n_(n) {}
+  void apply(torch::Tensor& lprobs, const StepContext& context) const override;
+
+ private:
+  int64_t n_;
+};
+
+// Rows with a forced token at this step keep only that token's log-probability.
+class PrefixForcing : public LogitsProcessor {
+ public:
+  explicit PrefixForcing(int64_t pad) : pad_(pad) {}
+  void apply(torch::Tensor& lprobs, const StepContext& context) const override;
+
+ private:
+  int64_t pad_;
+};
+
+// Rows at their maximum length keep only </s> (with the model's log-probability).
+class MaxLength : public LogitsProcessor {
+ public:
+  explicit MaxLength(int64_t eos) : eos_(eos) {}
+  void apply(torch::Tensor& lprobs, const StepContext& context) const override;
+
+ private:
+  int64_t eos_;
+};
+
+// The chain the options ask for, in the order fairseq applies the same rules.
+std::vector<std::unique_ptr<LogitsProcessor>> make_processors(const SearchOptions& options,
+                                                              const SpecialTokens& special);
+
+}  // namespace csan::generation

@@ -1,0 +1,25 @@
+#include "toolkit/generation/search_options.h"
+
+#include <string>
+
+#include "toolkit/core/error.h"
+
+namespace csan::generation {
+
+void validate(const SearchOptions& o) {
+  auto fail = [](const std::string& option, const std::string& why) { throw Error(option + ": " + why); };
+  if (o.beam < 1) fail("--beam", "must be at least 1");
+  if (o.nbest < 1 || o.nbest > o.beam) fail("--nbest", "must be between 1 and --beam (" + std::to_string(o.beam) + ")");
+  if (o.max_len_a < 0 || o.max_len_b < 0) fail("--max-len-a/--max-len-b", "must not be negative");
+  if (o.min_len < 0) fail("--min-len", "must not be negative");
+  if (o.no_repeat_ngram_size < 0) fail("--no-repeat-ngram-size", "must not be negative");
+  if (o.prefix_size < 0) fail("--prefix-size", "must not be negative");
+  if (!(o.temperature > 0)) fail("--temperature", "must be greater than 0");
+  if (!o.sampling && (o.sampling_topk > 0 || o.sampling_topp > 0))
+    fail("--sampling-topk/--sampling-topp", "need --sampling");
+  if (o.sampling_topk == 0 || o.sampling_topk < -1) fail("--sampling-topk", "must be positive (or -1 for all)");
+  if (o.sampling_topp != -1.0 && !(o.sampling_topp > 0 && o.sampling_topp <= 1))
+    fail("--sampling-topp", "must be in (0, 1] (or -1 for all)");
+}
+
+}  // namespace csan::generation

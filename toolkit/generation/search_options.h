@@ -1,0 +1,29 @@
+// What the search does (fairseq-generate's options); one struct so the CLI, the
+// trainer's BLEU validation and the tests configure the generator the same way.
+#pragma once
+
+#include <cstdint>
+
+namespace csan::generation {
+
+struct SearchOptions {
+  int64_t beam = 5;
+  int64_t nbest = 1;           // hypotheses returned per sentence (<= beam)
+  double lenpen = 1.0;         // score = sum(log p) / length^lenpen (length includes </s>)
+  double max_len_a = 0.0;      // max output length a * source_length + b, where the
+  int64_t max_len_b = 200;     // source length counts </s>; capped by the model's positions
+  int64_t min_len = 1;         // </s> is forbidden before this many tokens
+  double unkpen = 0.0;         // subtracted from <unk>'s log-probability
+  int64_t no_repeat_ngram_size = 0;
+  int64_t prefix_size = 0;     // force the first N reference tokens (needs references)
+  double temperature = 1.0;    // logits are divided by it before the softmax (every mode)
+  bool sampling = false;       // sample instead of beam search (beam = samples per sentence)
+  int64_t sampling_topk = -1;  // sample among the k best tokens (-1: all)
+  double sampling_topp = -1.0; // sample from the smallest set with probability >= p (-1: all)
+  uint64_t seed = 1;           // sampling generator seed
+};
+
+// Throws csan::Error naming the option (e.g. "--nbest") when values are inconsistent.
+void validate(const SearchOptions& options);
+
+}  // namespace csan::generation

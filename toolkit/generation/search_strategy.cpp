@@ -1,0 +1,59 @@
+#include "toolkit/generation/search_strategy.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <limits>
+
+namespace csan::generation {
+
+Candidates BeamSearch::step(int64_t step, const torch::Tensor& lprobs, const torch::Tensor& cumulative) {
+  const int64_t n = lprobs.size(0), k = lprobs.size(1), v = lprobs.size(2);
+  torch::Tensor scores = step == 0 ? lprobs.narrow(1, 0, 1) : lprobs + cumulative.unsqueeze(2);
+  const int64_t width = scores.size(1) * v;
+  auto [top, index] = torch::topk(scores.reshape({n, width}), std::min(2 * k, width));
+  return {top, index.remainder(v), index.div(v, "floor")};
+}
+
+Sampling::Sampling(int64_t topk, double topp, uint64_t seed)
+    : topk_(topk), topp_(topp), generator_(at::make_generator<at::CPUGeneratorImpl>(seed)) {}
+
+torch::Tensor Sampling::draw(const torch::Tensor& probs, int64_t count) {
+  // A row with nothing allowed (every token forbidden) would make multinomial throw;
+  // such a row's draw is ignored anyway (its score is -inf).
+  torch::Tensor safe = probs.clone();
+  safe.select(1, 0).add_(safe.sum(1).eq(0).to(safe.scalar_type()));
+  return torch::multinomial(safe, count, /*replacement=*/true, generator_);
+}
+
+Candidates Sampling::step(int64_t step, const torch::Tensor& lprobs_in, const torch::Tensor& cumulative) {
+  const int64_t n = lprobs_in.size(0), k = lprobs_in.size(1), v = lprobs_in.size(2);
+  torch::Tensor lprobs = (step == 0 ? lprobs_in.narrow(1, 0, 1) : lprobs_in).reshape({-1, v}).to(torch::kCPU);
+  torch::Tensor probs = lprobs.exp();
+  torch::Tensor sorted_index;  // set when the draw runs over a sorted, truncated list
+  if (topk_ > 0 || topp_ > 0) {
+    auto [sorted, index] = torch::sort(probs, -1, /*descending=*/true);
+    if (topk_ > 0 && topk_ < v) sorted.narrow(1, topk_, v - topk_).zero_();
+    if (topp_ > 0) {
+      // Keep a token while the mass before it is below p (the one crossing p stays).
+      torch::Tensor before = sorted.cumsum(1) - sorted;
+      sorted.masked_fill_(before.ge(topp_), 0);
+    }
+    probs = sorted, sorted_index = index;
+  }
+  torch::Tensor tokens = step == 0 ? draw(probs, k) : draw(probs, 1);  // [n, k] or [n*k, 1]
+  if (sorted_index.defined()) tokens = sorted_index.gather(1, tokens);
+  torch::Tensor token_lprobs = lprobs.gather(1, tokens);
+  tokens = tokens.reshape({n, k}), token_lprobs = token_lprobs.reshape({n, k});
+  auto device = lprobs_in.device();
+  torch::Tensor beams = torch::arange(k, torch::kLong).repeat({n, 1});
+  if (step == 0) beams.zero_();
+  torch::Tensor scores = token_lprobs.to(device) + (step == 0 ? torch::zeros_like(cumulative) : cumulative);
+  return {scores, tokens.to(device), beams.to(device)};
+}
+
+std::unique_ptr<SearchStrategy> make_search(const SearchOptions& options) {
+  if (options.sampling) return std::make_unique<Sampling>(options.sampling_topk, options.sampling_topp, options.seed);
+  return std::make_unique<BeamSearch>();
+}
+
+}  // namespace csan::generation

@@ -1,0 +1,159 @@
+#include "toolkit/generation/sequence_generator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace csan::generation {
+
+namespace {
+
+int64_t min_target_positions(const std::vector<std::shared_ptr<models::EncoderDecoderModel>>& models) {
+  int64_t positions = std::numeric_limits<int64_t>::max();
+  for (const auto& m : models) positions = std::min(positions, m->max_target_positions());
+  return positions;
+}
+
+}  // namespace
+
+SequenceGenerator::SequenceGenerator(std::vector<std::shared_ptr<models::EncoderDecoderModel>> models,
+                                     const SearchOptions& options, const SpecialTokens& special)
+    : decoder_((validate(options), models), options.temperature),
+      options_(options),
+      special_(special),
+      processors_(make_processors(options, special)),
+      search_(make_search(options)),
+      max_target_positions_(min_target_positions(models)) {}
+
+int64_t SequenceGenerator::max_length(int64_t src_length) const {
+  const auto by_source = static_cast<int64_t>(options_.max_len_a * static_cast<double>(src_length)) + options_.max_len_b;
+  // The decoder sees the leading </s> plus every token: at most max_target_positions.
+  return std::max<int64_t>(0, std::min(by_source, max_target_positions_ - 1));
+}
+
+std::vector<std::vector<Hypothesis>> SequenceGenerator::generate(const torch::Tensor& src_tokens,
+                                                                 const torch::Tensor& src_lengths,
+                                                                 const torch::Tensor& forced_prefix) {
+  torch::NoGradGuard no_grad;
+  const int64_t batch = src_tokens.size(0), k = options_.beam;
+  const auto device = src_tokens.device();
+  const auto long_opts = torch::dtype(torch::kLong).device(device);
+  const double neg_inf = -std::numeric_limits<double>::infinity();
+  std::vector<std::vector<Hypothesis>> finalized(batch);
+  if (batch == 0) return finalized;
+
+  const torch::Tensor lengths_host = src_lengths.to(torch::kCPU).to(torch::kLong);
+  std::vector<int64_t> sentence_max_len(batch);
+  int64_t longest = 0;
+  for (int64_t s = 0; s < batch; ++s)
+    longest = std::max(longest, sentence_max_len[s] = max_length(lengths_host[s].item<int64_t>()));
+
+  decoder_.start(src_tokens, src_lengths, k);
+  // Rows are sentence-major: row i * k + b is beam b of the i-th sentence still searched.
+  torch::Tensor tokens = torch::full({batch * k, longest + 2}, special_.pad, long_opts);
+  tokens.select(1, 0).fill_(special_.eos);
+  torch::Tensor positional = torch::zeros({batch * k, longest + 1}, torch::dtype(torch::kFloat).device(device));
+  torch::Tensor cumulative = torch::zeros({batch, k}, torch::dtype(torch::kFloat).device(device));
+  const torch::Tensor expand = torch::arange(batch, long_opts).repeat_interleave(k);
+  torch::Tensor forced = forced_prefix.defined() && forced_prefix.size(1) > 0 ? forced_prefix.to(device).index_select(0, expand)
+                                                                             : torch::Tensor();
+  std::vector<int64_t> sentences(batch);  // original index of each sentence still searched
+  std::vector<int64_t> row_max_len(batch * k);
+  for (int64_t s = 0; s < batch; ++s) {
+    sentences[s] = s;
+    for (int64_t b = 0; b < k; ++b) row_max_len[s * k + b] = sentence_max_len[s];
+  }
+
+  for (int64_t step = 0; !sentences.empty(); ++step) {
+    const auto n = static_cast<int64_t>(sentences.size());
+    const torch::Tensor prefix = tokens.narrow(1, 0, step + 1);
+    torch::Tensor lprobs = decoder_.step(prefix);
+    const int64_t vocab = lprobs.size(1);
+    StepContext context{step, prefix, &row_max_len, forced};
+    for (const auto& processor : processors_) processor->apply(lprobs, context);
+
+    Candidates cand = search_->step(step, lprobs.view({n, k, vocab}), cumulative);
+    const int64_t width = cand.tokens.size(1);
+    torch::Tensor rows = cand.beams + torch::arange(n, long_opts).mul_(k).unsqueeze(1);
+    torch::Tensor token_lprobs = lprobs.view(-1).index_select(0, (rows * vocab + cand.tokens).view(-1));
+    // One small transfer per step: the candidates' scores, tokens and rows.
+    const torch::Tensor host = torch::stack({cand.scores.to(torch::kDouble), cand.tokens.to(torch::kDouble),
+                                             rows.to(torch::kDouble), token_lprobs.view({n, width}).to(torch::kDouble)})
+                                   .to(torch::kCPU);
+    const auto h = host.accessor<double, 3>();
+
+    torch::Tensor tokens_host, positional_host;  // copied only when a hypothesis ends
+    std::vector<int64_t> new_order, new_tokens, kept_sentences, new_row_max_len;
+    std::vector<float> new_cumulative, new_lprobs;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t s = sentences[i];
+      auto& done = finalized[s];
+      int64_t selected = 0;
+      for (int64_t c = 0; c < width; ++c) {
+        const double score = h[0][i][c];
+        if (!std::isfinite(score)) continue;
+        const auto token = static_cast<int64_t>(h[1][i][c]);
+        const auto row = static_cast<int64_t>(h[2][i][c]);
+        if (token == special_.eos) {
+          // Only an </s> among the k best ends a hypothesis (fairseq's rule).
+          if (c >= k || static_cast<int64_t>(done.size()) >= k) continue;
+          if (!tokens_host.defined()) {
+            tokens_host = tokens.narrow(1, 1, step).to(torch::kCPU).contiguous();
+            positional_host = positional.narrow(1, 0, step).to(torch::kCPU).contiguous();
+          }
+          Hypothesis hyp;
+          const int64_t* t = tokens_host.data_ptr<int64_t>() + row * step;
+          const float* p = positional_host.data_ptr<float>() + row * step;
+          hyp.tokens.assign(t, t + step);
+          hyp.tokens.push_back(special_.eos);
+          hyp.positional_scores.assign(p, p + step);
+          hyp.positional_scores.push_back(static_cast<float>(h[3][i][c]));
+          hyp.score = score / std::pow(static_cast<double>(step + 1), options_.lenpen);
+          done.push_back(std::move(hyp));
+          continue;
+        }
+        if (selected == k) continue;
+        new_order.push_back(row);
+        new_tokens.push_back(token);
+        new_cumulative.push_back(static_cast<float>(score));
+        new_lprobs.push_back(static_cast<float>(h[3][i][c]));
+        ++selected;
+      }
+      const bool over = static_cast<int64_t>(done.size()) >= k || step >= sentence_max_len[s] || selected == 0;
+      if (over) {
+        new_order.resize(new_order.size() - selected), new_tokens.resize(new_tokens.size() - selected);
+        new_cumulative.resize(new_cumulative.size() - selected), new_lprobs.resize(new_lprobs.size() - selected);
+        continue;
+      }
+      for (; selected < k; ++selected) {  // fewer live extensions than beams: dead rows
+        new_order.push_back(i * k);
+        new_tokens.push_back(special_.eos);
+        new_cumulative.push_back(static_cast<float>(neg_inf));
+        new_lprobs.push_back(0);
+      }
+      kept_sentences.push_back(s);
+      for (int64_t b = 0; b < k; ++b) new_row_max_len.push_back(sentence_max_len[s]);
+    }
+    if (kept_sentences.empty()) break;
+
+    const bool shrank = static_cast<int64_t>(kept_sentences.size()) < n;
+    const torch::Tensor order = torch::tensor(new_order, torch::kLong).to(device);
+    tokens = tokens.index_select(0, order);
+    positional = positional.index_select(0, order);
+    tokens.select(1, step + 1).copy_(torch::tensor(new_tokens, torch::kLong));
+    positional.select(1, step).copy_(torch::tensor(new_lprobs, torch::kFloat));
+    cumulative = torch::tensor(new_cumulative, torch::kFloat).to(device).view({-1, k});
+    if (forced.defined()) forced = forced.index_select(0, order);
+    decoder_.reorder(order, shrank);
+    sentences = std::move(kept_sentences);
+    row_max_len = std::move(new_row_max_len);
+  }
+
+  for (auto& hyps : finalized) {
+    std::stable_sort(hyps.begin(), hyps.end(), [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
+    if (static_cast<int64_t>(hyps.size()) > options_.nbest) hyps.resize(options_.nbest);
+  }
+  return finalized;
+}
+
+}  // namespace csan::generation

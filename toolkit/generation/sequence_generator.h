@@ -1,0 +1,45 @@
+// Batched search over an EnsembleDecoder: every sentence keeps `beam` rows; the logits
+// processors constrain each step, the SearchStrategy picks tokens, and sentences whose
+// search is over leave the batch (their rows are dropped from every cache), so later
+// steps cost only what is still being searched.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "toolkit/generation/ensemble_decoder.h"
+#include "toolkit/generation/hypothesis.h"
+#include "toolkit/generation/logits_processor.h"
+#include "toolkit/generation/search_options.h"
+#include "toolkit/generation/search_strategy.h"
+
+namespace csan::generation {
+
+class SequenceGenerator {
+ public:
+  SequenceGenerator(std::vector<std::shared_ptr<models::EncoderDecoderModel>> models, const SearchOptions& options,
+                    const SpecialTokens& special = {});
+
+  // src_tokens [B, S] right-padded, src_lengths [B] (tokens incl. </s>); forced_prefix
+  // [B, P] (pad where a sentence has fewer) for --prefix-size. Returns per sentence, in
+  // input order, up to nbest hypotheses, best first.
+  std::vector<std::vector<Hypothesis>> generate(const torch::Tensor& src_tokens, const torch::Tensor& src_lengths,
+                                                const torch::Tensor& forced_prefix = {});
+
+  // The length limit of a sentence with `src_length` tokens (</s> included): at most
+  // this many tokens before the </s>.
+  int64_t max_length(int64_t src_length) const;
+  const SearchOptions& options() const { return options_; }
+
+ private:
+  EnsembleDecoder decoder_;
+  SearchOptions options_;
+  SpecialTokens special_;
+  std::vector<std::unique_ptr<LogitsProcessor>> processors_;
+  std::unique_ptr<SearchStrategy> search_;
+  int64_t max_target_positions_;
+};
+
+}  // namespace csan::generation

@@ -1,0 +1,42 @@
+// Raw text <-> token ids for generation: SentencePiece pieces (the checkpoint's model)
+// mapped through a dictionary, or whitespace-separated symbols when the data had no
+// SentencePiece model. Over-long sources are cut to the model's positions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "toolkit/text/dictionary.h"
+#include "toolkit/text/sentencepiece.h"
+
+namespace csan::generation {
+
+struct EncodedLine {
+  std::vector<int64_t> ids;  // ends with </s>
+  int64_t full_length = 0;   // length before truncation (</s> included)
+  bool truncated() const { return full_length > static_cast<int64_t>(ids.size()); }
+};
+
+class TextCodec {
+ public:
+  // `spm` may be null; both must outlive the codec.
+  TextCodec(const text::Dictionary& dict, const text::SentencePieceModel* spm) : dict_(dict), spm_(spm) {}
+
+  // Throws csan::Error "ORIGIN:LINE: invalid UTF-8 ..." for bad bytes. At most
+  // max_length ids are kept (the last one stays </s>); <= 0 means no limit.
+  EncodedLine encode(const std::string& line, const std::string& origin, long line_number, int64_t max_length) const;
+  // Dictionary symbols joined by spaces (stops at </s>; drops <pad>, <s>).
+  std::string pieces(const std::vector<int64_t>& ids) const { return dict_.to_string(ids); }
+  // Detokenized text.
+  std::string decode(const std::vector<int64_t>& ids) const;
+
+ private:
+  const text::Dictionary& dict_;
+  const text::SentencePieceModel* spm_;
+};
+
+// Keeps the first max_length - 1 ids and a final </s> (ids must end with </s>).
+void truncate_source(std::vector<int64_t>& ids, int64_t max_length, int64_t eos);
+
+}  // namespace csan::generation
