@@ -121,7 +121,7 @@ class Pipeline {
   std::vector<PieceCorpus> encode_train(const ParallelText& train) {
     std::vector<PieceCorpus> pieces;
     for (size_t l = 0; l < langs_.size(); ++l) {
-      StageProgress progress("encode train." + langs_[l], static_cast<long long>(train.size()), o_.progress);
+      StageProgress progress("encode lines of train." + langs_[l], static_cast<long long>(train.size()), o_.progress);
       pieces.push_back(encode_corpus(*models_[l], train.lines[l], o_.workers, progress.counter()));
     }
     return pieces;
@@ -176,7 +176,7 @@ class Pipeline {
 
   void binarize_train(const std::vector<PieceCorpus>& pieces, const std::vector<bool>& keep) {
     for (size_t l = 0; l < langs_.size(); ++l) {
-      StageProgress progress("binarize train." + langs_[l], static_cast<long long>(pieces[l].lines()), o_.progress);
+      StageProgress progress("binarize lines of train." + langs_[l], static_cast<long long>(pieces[l].lines()), o_.progress);
       write_split("train", l, binarize_corpus(*dicts_[l], pieces[l], keep, o_.workers, progress.counter()));
     }
   }
@@ -186,7 +186,7 @@ class Pipeline {
       const std::string split = k == 0 ? name : name + std::to_string(k);
       ParallelText text = read_parallel_text({prefixes[k]}, langs_);
       for (size_t l = 0; l < langs_.size(); ++l) {
-        StageProgress progress("binarize " + split + "." + langs_[l], static_cast<long long>(text.size()), o_.progress);
+        StageProgress progress("encode+binarize lines of " + split + "." + langs_[l], static_cast<long long>(text.size()), o_.progress);
         write_split(split, l, encode_and_binarize(*models_[l], *dicts_[l], text.lines[l], o_.workers, progress.counter()));
       }
     }

@@ -10,7 +10,7 @@ StageProgress::StageProgress(const std::string& label, long long total, bool wan
   monitor_ = std::thread([this] {
     std::unique_lock<std::mutex> lock(mutex_);
     while (!wake_.wait_for(lock, std::chrono::milliseconds(200), [this] { return stop_; }))
-      line_->update(done_.load(std::memory_order_relaxed), "lines");
+      line_->update(done_.load(std::memory_order_relaxed));
   });
 }
 

@@ -95,7 +95,14 @@ SentencePieceModel SentencePieceModel::train(
   VectorsIterator iterator(std::move(chosen));
   std::string model;
   auto status = sentencepiece::SentencePieceTrainer::Train(args, &iterator, &model);
-  if (!status.ok()) throw Error("SentencePiece training failed: " + status.ToString());
+  if (!status.ok()) {
+    const std::string message = status.ToString();
+    // The usual cause: more pieces requested than the text can give.
+    if (message.find("Vocabulary size") != std::string::npos)
+      throw Error::for_key("spm-vocab-size", std::to_string(options.vocab_size) +
+                                                 " is too large for this training text: " + message);
+    throw Error("SentencePiece training failed: " + message);
+  }
   return SentencePieceModel(std::move(model), "trained model");
 }
 

@@ -120,8 +120,13 @@ TEST(SentencePiece, BadInputsThrowCsanErrors) {
   EXPECT_THROW(SentencePieceModel::load("/nonexistent/spm.model"), csan::Error);
   std::vector<std::string> few = {"a b c", "d e f"};
   EXPECT_THROW(SentencePieceModel::train({&few}, small_options("nonsense")), csan::Error);
-  // Far more pieces than the text can give.
-  EXPECT_THROW(SentencePieceModel::train({&few}, small_options()), csan::Error);
+  // Far more pieces than the text can give: the message names the option to change.
+  try {
+    SentencePieceModel::train({&few}, small_options());
+    FAIL();
+  } catch (const csan::Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("key 'spm-vocab-size': 300 is too large", 0), 0u) << e.what();
+  }
   std::vector<std::string> none;
   EXPECT_THROW(SentencePieceModel::train({&none}, small_options()), csan::Error);
 }
