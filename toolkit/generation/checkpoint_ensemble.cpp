@@ -35,8 +35,7 @@ LoadedEnsemble load_ensemble(const std::vector<std::string>& paths) {
       ensemble.meta = reader.meta();
       ensemble.src_dict = text::Dictionary::parse(ensemble.meta.src_dict, paths[i] + " (source dictionary)");
       ensemble.tgt_dict = text::Dictionary::parse(ensemble.meta.tgt_dict, paths[i] + " (target dictionary)");
-      if (!ensemble.meta.spm_model.empty())
-        ensemble.spm = text::SentencePieceModel::from_bytes(ensemble.meta.spm_model, paths[i]);
+      ensemble.sentencepiece = !ensemble.meta.spm_model.empty();
     } else if (reader.meta().src_dict != ensemble.meta.src_dict || reader.meta().tgt_dict != ensemble.meta.tgt_dict) {
       throw Error(paths[i] + ": its dictionaries differ from those of " + paths[0] +
                   " (an ensemble needs one vocabulary)");

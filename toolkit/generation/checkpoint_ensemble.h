@@ -11,7 +11,6 @@
 
 #include "toolkit/models/encoder_decoder_model.h"
 #include "toolkit/text/dictionary.h"
-#include "toolkit/text/sentencepiece.h"
 #include "toolkit/training/checkpoint.h"
 
 namespace csan::generation {
@@ -20,7 +19,7 @@ struct LoadedEnsemble {
   std::vector<std::shared_ptr<models::EncoderDecoderModel>> models;
   training::CheckpointMeta meta;  // of the first checkpoint
   text::Dictionary src_dict, tgt_dict;
-  std::optional<text::SentencePieceModel> spm;  // absent when the data had none
+  bool sentencepiece = false;  // the data was encoded with a SentencePiece model
 };
 
 // Builds the model a checkpoint describes and loads its weights (eval mode).

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <unistd.h>
 
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
@@ -17,7 +18,6 @@
 #include "toolkit/generation/output_format.h"
 #include "toolkit/generation/sequence_generator.h"
 #include "toolkit/generation/text_codec.h"
-#include "toolkit/scoring/metrics.h"
 
 namespace fs = std::filesystem;
 
@@ -30,6 +30,7 @@ struct Pending {
   std::vector<int64_t> src;  // ends with </s>; only </s>: an empty input
   std::optional<std::vector<int64_t>> ref;
   std::string source_text;
+  std::optional<std::string> reference_text;
 };
 
 // Where the printed results go: stdout or an atomically written results file.
@@ -85,6 +86,7 @@ class Translator {
     for (size_t i = 0; i < chunk.size(); ++i) {
       results[i].id = chunk[i].id;
       results[i].source = std::move(chunk[i].source_text);
+      results[i].reference = std::move(chunk[i].reference_text);
       sizes[i] = static_cast<int32_t>(chunk[i].src.size());
       if (chunk[i].src.size() > 1) order.push_back(static_cast<int64_t>(i));  // empty inputs stay empty
     }
@@ -150,6 +152,52 @@ std::string format_number(double value, int decimals) {
   return buffer;
 }
 
+// Corpus BLEU (sacreBLEU defaults) by csan-score, the executable beside this one. It
+// runs in its own process because the scoring library's SentencePiece tokenizer pulls
+// in libsentencepiece, whose bundled protobuf aborts a process that also loads
+// LibTorch. Returns the "BLEU = ..." text, or "" when csan-score is not there.
+std::string score_with_csan_score(const std::vector<std::string>& hyps, const std::vector<std::string>& refs,
+                                  std::optional<double>& bleu) {
+  std::error_code error;
+  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  const fs::path scorer = self.parent_path() / "csan-score";
+  if (error || !fs::exists(scorer)) return "";
+  const fs::path dir = fs::temp_directory_path() / ("csan-generate-bleu-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto write_lines = [&](const std::string& name, const std::vector<std::string>& lines) {
+    std::string text;
+    for (const auto& l : lines) text += l + "\n";
+    write_file_atomically((dir / name).string(), text);
+  };
+  write_lines("hyp.txt", hyps);
+  write_lines("ref.txt", refs);
+  const std::string command = "'" + scorer.string() + "' '" + (dir / "ref.txt").string() + "' -i '" +
+                              (dir / "hyp.txt").string() + "' -m bleu -w 2 2>/dev/null";
+  std::string json;
+  if (FILE* pipe = ::popen(command.c_str(), "r")) {
+    char buffer[4096];
+    for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) json.append(buffer, n);
+    ::pclose(pipe);
+  }
+  fs::remove_all(dir, error);
+  // {"name": "BLEU", "score": 12.34, ..., "verbose_score": "..."}
+  auto field = [&](const std::string& key) -> std::string {
+    const size_t at = json.find("\"" + key + "\": ");
+    if (at == std::string::npos) return "";
+    size_t start = at + key.size() + 4, end;
+    if (json[start] == '"') {
+      end = json.find('"', ++start);
+    } else {
+      end = json.find_first_of(",\n}", start);
+    }
+    return end == std::string::npos ? "" : json.substr(start, end - start);
+  };
+  const std::string score = field("score");
+  if (score.empty()) return "";
+  bleu = std::stod(score);
+  return "BLEU = " + score + " " + field("verbose_score");
+}
+
 }  // namespace
 
 GenerateSummary run_generate(const GenerateOptions& options, std::ostream& out, std::ostream& log) {
@@ -165,8 +213,8 @@ GenerateSummary run_generate(const GenerateOptions& options, std::ostream& out, 
   LoadedEnsemble ensemble = load_ensemble(options.paths);
   const std::string src_lang = options.source_lang.empty() ? ensemble.meta.src_lang : options.source_lang;
   const std::string tgt_lang = options.target_lang.empty() ? ensemble.meta.tgt_lang : options.target_lang;
-  const text::SentencePieceModel* spm = ensemble.spm ? &*ensemble.spm : nullptr;
-  const TextCodec source_codec(ensemble.src_dict, spm), target_codec(ensemble.tgt_dict, spm);
+  const TextCodec source_codec(ensemble.src_dict, ensemble.sentencepiece),
+      target_codec(ensemble.tgt_dict, ensemble.sentencepiece);
   const int64_t max_source = max_source_positions(ensemble);
   const int64_t eos = ensemble.src_dict.eos();
 
@@ -208,6 +256,7 @@ GenerateSummary run_generate(const GenerateOptions& options, std::ostream& out, 
       p.src = row(collated.src_tokens, static_cast<int64_t>(k), ensemble.src_dict.pad());
       p.ref = row(collated.target, static_cast<int64_t>(k), ensemble.tgt_dict.pad());
       p.source_text = source_codec.decode(p.src);
+      p.reference_text = target_codec.decode(*p.ref);
       if (static_cast<int64_t>(p.src.size()) > max_source) {
         note_truncation(options.gen_subset + " sentence " + std::to_string(i), static_cast<int64_t>(p.src.size()));
         truncate_source(p.src, max_source, eos);
@@ -257,15 +306,9 @@ GenerateSummary run_generate(const GenerateOptions& options, std::ostream& out, 
     summary.lines.push_back(std::to_string(summary.truncated) + " source sentence(s) truncated to " +
                             std::to_string(max_source) + " tokens");
   if (!refs.empty()) {
-    auto bleu = scoring::make_bleu({});
-    scoring::Stats sum;
-    for (const auto& stats : bleu->segment_stats(hyps, {refs})) {
-      if (sum.empty()) sum.assign(stats.size(), 0.0);
-      for (size_t j = 0; j < stats.size(); ++j) sum[j] += stats[j];
-    }
-    summary.bleu = bleu->score(sum);
+    const std::string bleu = score_with_csan_score(hyps, refs, summary.bleu);
     summary.lines.push_back("Generate " + subset + " with beam=" + std::to_string(options.search.beam) + ": " +
-                            bleu->name() + " = " + format_number(*summary.bleu, 2) + " " + bleu->verbose(sum));
+                            (bleu.empty() ? std::string("BLEU not computed (csan-score not found)") : bleu));
   }
   for (const auto& l : summary.lines) {
     if (format == OutputFormat::Fairseq) {

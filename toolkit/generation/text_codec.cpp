@@ -1,7 +1,6 @@
 #include "toolkit/generation/text_codec.h"
 
-#include <sstream>
-
+#include "toolkit/core/error.h"
 #include "toolkit/core/text_file.h"
 
 namespace csan::generation {
@@ -15,12 +14,11 @@ void truncate_source(std::vector<int64_t>& ids, int64_t max_length, int64_t eos)
 EncodedLine TextCodec::encode(const std::string& line, const std::string& origin, long line_number,
                               int64_t max_length) const {
   check_utf8_line(origin, line_number, line);
-  std::vector<int32_t> ids;
-  if (spm_) {
-    ids = dict_.encode(spm_->encode(line), /*append_eos=*/true);
-  } else {
-    ids = dict_.encode_line(line, /*append_eos=*/true);
-  }
+  if (sentencepiece_)
+    throw Error(origin + ": raw text needs the checkpoint's SentencePiece model, which cannot be loaded beside "
+                "LibTorch in this build (conflicting protobuf copies); binarize the text with csan-preprocess "
+                "(same dictionaries) and translate it with --data");
+  const std::vector<int32_t> ids = dict_.encode_line(line, /*append_eos=*/true);
   EncodedLine out;
   out.ids.assign(ids.begin(), ids.end());
   out.full_length = static_cast<int64_t>(out.ids.size());
@@ -28,13 +26,25 @@ EncodedLine TextCodec::encode(const std::string& line, const std::string& origin
   return out;
 }
 
+std::string join_sentencepiece(const std::string& pieces) {
+  static const std::string kSpace = "\xe2\x96\x81";  // U+2581
+  std::string text;
+  for (size_t i = 0; i < pieces.size();) {
+    if (pieces[i] == ' ') {
+      ++i;
+    } else if (pieces.compare(i, kSpace.size(), kSpace) == 0) {
+      if (!text.empty()) text += ' ';
+      i += kSpace.size();
+    } else {
+      text += pieces[i++];
+    }
+  }
+  return text;
+}
+
 std::string TextCodec::decode(const std::vector<int64_t>& ids) const {
   const std::string joined = dict_.to_string(ids);
-  if (!spm_) return joined;
-  std::vector<std::string> pieces;
-  std::istringstream in(joined);
-  for (std::string piece; in >> piece;) pieces.push_back(piece);
-  return spm_->decode(pieces);
+  return sentencepiece_ ? join_sentencepiece(joined) : joined;
 }
 
 }  // namespace csan::generation
