@@ -129,19 +129,27 @@ TEST(SequenceGenerator, BeamOneEqualsExplicitGreedyLoop) {
 }
 
 // The comparison: the best hypothesis' raw log-probability (lenpen 0, so the score is
-// the sum of positional scores) for beam 5 against beam 1, sentence by sentence.
-TEST(SequenceGenerator, LargerBeamNeverHasAWorseModelScoreThanGreedy) {
+// the sum of positional scores) for beam 5 against beam 1. Beam search is not monotone
+// in the beam size for an arbitrary model (it stops after k finished hypotheses, and a
+// prefix greedy keeps can fall out of a wider beam), so on this random model the claim
+// is statistical: better in total and not worse on at least 90% of the sentences. The
+// CLI test checks "never worse, sentence by sentence" on the trained toy model.
+TEST(SequenceGenerator, LargerBeamFindsBetterModelScoresThanGreedy) {
   auto model = tiny_model(4);
   auto batch = random_sources(40, 14);
   SearchOptions o1 = short_search(1), o5 = short_search(5);
   o1.lenpen = o5.lenpen = 0;
   auto greedy_results = run(model, o1, batch), beam_results = run(model, o5, batch);
-  int better = 0;
+  int better = 0, worse = 0;
+  double greedy_total = 0, beam_total = 0;
   for (int64_t s = 0; s < 40; ++s) {
-    EXPECT_GE(beam_results[s][0].score, greedy_results[s][0].score - 1e-5) << "sentence " << s;
     better += beam_results[s][0].score > greedy_results[s][0].score + 1e-5;
+    worse += beam_results[s][0].score < greedy_results[s][0].score - 1e-5;
+    greedy_total += greedy_results[s][0].score, beam_total += beam_results[s][0].score;
   }
-  EXPECT_GT(better, 0) << "beam 5 should find a better output than greedy somewhere";
+  EXPECT_GT(beam_total, greedy_total);
+  EXPECT_LE(worse, 4);
+  EXPECT_GT(better, 10);
 }
 
 TEST(SequenceGenerator, BatchedEqualsOneSentenceAtATime) {
@@ -170,7 +178,9 @@ TEST(SequenceGenerator, NbestAreDistinctAndSortedByScore) {
     std::set<std::vector<int64_t>> distinct;
     for (size_t h = 0; h < hyps.size(); ++h) {
       distinct.insert(hyps[h].tokens);
-      if (h > 0) EXPECT_GE(hyps[h - 1].score, hyps[h].score);
+      if (h > 0) {
+        EXPECT_GE(hyps[h - 1].score, hyps[h].score);
+      }
     }
     EXPECT_EQ(distinct.size(), 5u);
   }
@@ -239,7 +249,9 @@ TEST(SequenceGenerator, PrefixIsForcedAndScored) {
   for (int64_t s = 0; s < 4; ++s) {
     const auto& hyp = results[s].at(0);
     EXPECT_EQ(hyp.tokens[0], prefix[s][0].item<int64_t>());
-    if (prefix[s][1].item<int64_t>() != kPad) EXPECT_EQ(hyp.tokens[1], prefix[s][1].item<int64_t>());
+    if (prefix[s][1].item<int64_t>() != kPad) {
+      EXPECT_EQ(hyp.tokens[1], prefix[s][1].item<int64_t>());
+    }
     auto expected = teacher_forced(*model, batch, s, hyp.tokens);
     double sum = 0;
     for (double e : expected) sum += e;
