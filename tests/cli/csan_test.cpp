@@ -78,14 +78,9 @@ TEST_F(CsanCli, TrainsAndDecodesThroughTheExecutables) {
                        "--beam", "3", "--output-format", "plain"});
   ASSERT_EQ(generate.exit_code, 0) << describe(generate);
   EXPECT_EQ(count_lines(generate.out), 40u);
-  // Raw input through the checkpoint's own SentencePiece model and recipe.
-  auto raw = run({bin("csan-generate"), "--path", checkpoint, "--input", dir_ + "/raw/test.src", "--beam", "3",
-                  "--output-format", "plain"});
-  ASSERT_EQ(raw.exit_code, 0) << describe(raw);
-  EXPECT_EQ(raw.out, generate.out);
   // One sentence per batch (no padding beside the windows) decodes the same.
-  auto single = run({bin("csan-generate"), "--path", checkpoint, "--input", dir_ + "/raw/test.src", "--beam", "3",
-                     "--output-format", "plain", "--batch-size", "1", "--max-tokens", "0"});
+  auto single = run({bin("csan-generate"), "--path", checkpoint, "--data", dir_ + "/bin", "--gen-subset", "test",
+                     "--beam", "3", "--output-format", "plain", "--batch-size", "1", "--max-tokens", "0"});
   ASSERT_EQ(single.exit_code, 0) << describe(single);
   EXPECT_EQ(single.out, generate.out);
 }
