@@ -15,6 +15,25 @@ namespace {
 
 constexpr int64_t kFormatVersion = 1;
 
+// torch's zip reader does not verify CRCs, so a flipped byte inside a tensor would load
+// silently. Every checkpoint therefore ends with a trailer: magic, a 64-bit hash of the
+// archive bytes and their length.
+constexpr char kTrailerMagic[8] = {'C', 'S', 'A', 'N', 'S', 'U', 'M', '1'};
+constexpr size_t kTrailerSize = 24;
+
+uint64_t content_hash(const char* data, size_t size) {
+  uint64_t h = 0x9E3779B97F4A7C15ULL ^ size;
+  size_t i = 0;
+  for (; i + 8 <= size; i += 8) {
+    uint64_t word;
+    std::memcpy(&word, data + i, 8);
+    h = (h ^ word) * 0xFF51AFD7ED558CCDULL;
+    h ^= h >> 32;
+  }
+  for (; i < size; ++i) h = (h ^ static_cast<unsigned char>(data[i])) * 0xC4CEB9FE1A85EC53ULL;
+  return h ^ (h >> 29);
+}
+
 torch::Tensor bytes_tensor(const std::string& bytes) {
   auto t = torch::empty({static_cast<int64_t>(bytes.size())}, torch::kUInt8);
   if (!bytes.empty()) std::memcpy(t.data_ptr<uint8_t>(), bytes.data(), bytes.size());
@@ -63,18 +82,34 @@ void CheckpointWriter::capture_rng_state() {
 
 void CheckpointWriter::write(const std::string& path) {
   for (auto& [name, section] : sections_) archive_.write("section." + name, section);
-  AtomicFile out(path);
+  std::string bytes;
   archive_.save_to([&](const void* data, size_t size) -> size_t {
-    out.write(data, size);
+    bytes.append(static_cast<const char*>(data), size);
     return size;
   });
+  const uint64_t hash = content_hash(bytes.data(), bytes.size());
+  const uint64_t length = bytes.size();
+  AtomicFile out(path);
+  out.write(bytes.data(), bytes.size());
+  out.write(kTrailerMagic, sizeof kTrailerMagic);
+  out.write(&hash, sizeof hash);
+  out.write(&length, sizeof length);
   out.commit();
 }
 
 CheckpointReader::CheckpointReader(const std::string& path) : path_(path) {
   if (!std::filesystem::exists(path)) throw Error(path + ": no such checkpoint");
+  bytes_ = read_file(path);
+  if (bytes_.size() < kTrailerSize ||
+      std::memcmp(bytes_.data() + bytes_.size() - kTrailerSize, kTrailerMagic, sizeof kTrailerMagic) != 0)
+    fail("not a csan checkpoint, or truncated or corrupt (no checksum trailer)");
+  uint64_t hash, length;
+  std::memcpy(&hash, bytes_.data() + bytes_.size() - 16, 8);
+  std::memcpy(&length, bytes_.data() + bytes_.size() - 8, 8);
+  if (length != bytes_.size() - kTrailerSize) fail("truncated or corrupt (length mismatch)");
+  if (hash != content_hash(bytes_.data(), length)) fail("corrupt (checksum mismatch)");
   try {
-    archive_.load_from(path);
+    archive_.load_from(bytes_.data(), length);
   } catch (const std::exception&) {
     fail("cannot be read (truncated or corrupt?)");
   }

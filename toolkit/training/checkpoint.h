@@ -2,7 +2,7 @@
 // exactly (optimizer, schedule position, precision state, RNG states, position in the
 // epoch) or to translate without the data directory (the resolved recipe, both
 // dictionaries and the SentencePiece model). The file is a torch serialization archive
-// (a zip with per-entry CRCs), written atomically (temporary file + rename).
+// (a zip) followed by a checksum trailer, written atomically (temporary file + rename).
 #pragma once
 
 #include <cstdint>
@@ -70,6 +70,7 @@ class CheckpointReader {
  private:
   [[noreturn]] void fail(const std::string& what) const;
   std::string path_;
+  std::string bytes_;  // the archive reads from this buffer
   torch::serialize::InputArchive archive_;
   CheckpointMeta meta_;
   TrainingProgress progress_;

@@ -107,6 +107,17 @@ int run_training(const core::Config& recipe) {
   fs::create_directories(policy.save_dir);
   meta.recipe_yaml = cfg.to_yaml();
 
+  // Opened (and verified) before anything is logged, so a bad checkpoint is the only
+  // line a failing start prints.
+  std::unique_ptr<CheckpointReader> resume;
+  std::string restore = cfg.get<std::string>("checkpoint.restore_file");
+  if (fs::path(restore).is_relative() && !fs::exists(restore)) restore = policy.save_dir + "/" + restore;
+  if (fs::exists(restore)) {
+    resume = std::make_unique<CheckpointReader>(restore);
+  } else if (cfg.is_set("checkpoint.restore_file")) {
+    throw Error::for_key("checkpoint.restore_file", restore + ": no such checkpoint");
+  }
+
   const int64_t max_update = cfg.get<int64_t>("optimization.max_update");
   const int64_t max_epoch = cfg.get<int64_t>("optimization.max_epoch");
   TrainLog log(policy.save_dir + "/metrics.jsonl", cfg.get<int64_t>("common.log_interval"), max_update);
@@ -140,16 +151,12 @@ int run_training(const core::Config& recipe) {
 
   // ---- resume
   TrainingProgress progress;
-  std::string restore = cfg.get<std::string>("checkpoint.restore_file");
-  if (fs::path(restore).is_relative() && !fs::exists(restore)) restore = policy.save_dir + "/" + restore;
-  if (fs::exists(restore)) {
-    CheckpointReader reader(restore);
-    trainer.load_state(reader);
-    progress = reader.progress();
-    log.info("resumed from " + restore + " at epoch " + std::to_string(progress.epoch) + ", update " +
+  if (resume) {
+    trainer.load_state(*resume);
+    progress = resume->progress();
+    log.info("resumed from " + resume->path() + " at epoch " + std::to_string(progress.epoch) + ", update " +
              std::to_string(progress.num_updates));
-  } else if (cfg.is_set("checkpoint.restore_file")) {
-    throw Error::for_key("checkpoint.restore_file", restore + ": no such checkpoint");
+    resume.reset();  // frees the checkpoint bytes
   }
 
   data::BatchingOptions batching{cfg.get<int64_t>("dataset.max_tokens"), cfg.get<int64_t>("dataset.max_sentences"),

@@ -1,0 +1,277 @@
+#include "toolkit/training/trainer.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "toolkit/core/error.h"
+#include "toolkit/training/checkpoint.h"
+#include "toolkit/training/optimizer.h"
+#include "toy_model.h"
+
+namespace csan::training {
+namespace {
+
+constexpr int64_t kVocab = 12, kPad = 1, kEos = 2;
+
+core::Config training_config() {
+  core::ConfigSchema schema;
+  declare_criterion_options(schema);
+  declare_optimizer_options(schema);
+  declare_lr_scheduler_options(schema);
+  schema.add_double("optimization.lr", 1e-2, "lr");
+  schema.add_int("optimization.max_update", 0, "max");
+  core::Config cfg(schema);
+  cfg.set("criterion.label_smoothing", 0.1);
+  cfg.set("lr_scheduler.warmup_updates", int64_t{3});
+  cfg.set("optimizer.name", std::string("adamw"));
+  cfg.set("optimizer.weight_decay", 0.01);
+  return cfg;
+}
+
+Trainer make_trainer(uint64_t init_seed, double dropout) {
+  torch::manual_seed(init_seed);
+  auto cfg = training_config();
+  TrainerParts parts;
+  parts.model = std::make_shared<testing::ToyModel>(kVocab, 8, dropout);
+  parts.optimizer = build_optimizer(unique_parameters(*parts.model), cfg);
+  parts.lr_scheduler = build_lr_scheduler(cfg);
+  parts.criterion = build_criterion(cfg, kPad);
+  parts.precision = std::make_unique<Fp32Precision>();
+  parts.sync = std::make_unique<LocalGradientSync>();
+  parts.clip_norm = 1.0;
+  return Trainer(std::move(parts));
+}
+
+// Deterministic batches of random "sentences" (ids 4..11, ending with </s>).
+TensorBatch make_batch(int index, int sentences = 3) {
+  std::vector<std::vector<int64_t>> src, tgt;
+  std::vector<int64_t> ids;
+  for (int s = 0; s < sentences; ++s) {
+    const int n = 2 + (index * 7 + s * 3) % 5;
+    std::vector<int64_t> a, b;
+    for (int k = 0; k < n; ++k) {
+      a.push_back(4 + (index * 5 + s * 11 + k * 3) % 8);
+      b.push_back(4 + (a.back() + k) % 8);  // a learnable function of the source
+    }
+    a.push_back(kEos);
+    b.push_back(kEos);
+    src.push_back(a);
+    tgt.push_back(b);
+    ids.push_back(s);
+  }
+  return to_tensors(data::collate_pairs(ids, src, tgt, kPad, kEos));
+}
+
+std::vector<torch::Tensor> snapshot(Trainer& t) {
+  std::vector<torch::Tensor> out;
+  for (const auto& p : t.params()) out.push_back(p.detach().clone());
+  return out;
+}
+
+bool bit_identical(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!torch::equal(a[i], b[i])) return false;
+  return true;
+}
+
+std::string temp_path(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("csan-trainer-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return (dir / name).string();
+}
+
+CheckpointMeta sample_meta() {
+  CheckpointMeta meta;
+  meta.recipe_yaml = "model:\n  arch: toy\n";
+  meta.src_lang = "de";
+  meta.tgt_lang = "en";
+  meta.src_dict = "a 5\nb 3\n";
+  meta.tgt_dict = "c 2\n";
+  meta.spm_model = std::string("\x00\x01spm\xff", 6);
+  return meta;
+}
+
+void save(Trainer& t, const std::string& path, TrainingProgress progress = {}) {
+  CheckpointWriter writer;
+  writer.set_meta(sample_meta());
+  progress.num_updates = t.num_updates();
+  writer.set_progress(progress);
+  t.save_state(writer);
+  writer.write(path);
+}
+
+TEST(Trainer, LossFallsWhenFittingAFewBatches) {
+  auto trainer = make_trainer(1, 0.0);
+  double first = 0, last = 0;
+  for (int step = 0; step < 60; ++step) {
+    auto r = trainer.train_step({make_batch(step % 4)});
+    ASSERT_FALSE(r.skipped);
+    if (step < 4) first += r.stats.loss_bits();
+    if (step >= 56) last += r.stats.loss_bits();
+  }
+  EXPECT_EQ(trainer.num_updates(), 60);
+  EXPECT_LT(last, 0.8 * first) << "first " << first / 4 << " last " << last / 4;
+}
+
+TEST(Trainer, UpdateFreqEqualsOneBigBatch) {
+  // Gradients are summed over micro-batches and divided by the total target tokens, so
+  // two micro-batches make the same update as their concatenation.
+  auto a = make_trainer(5, 0.0), b = make_trainer(5, 0.0);
+  a.train_step({make_batch(1, 2), make_batch(2, 2)});
+  // The same four sentences in one batch.
+  auto one = make_batch(1, 2), two = make_batch(2, 2);
+  auto pad_to = [](const torch::Tensor& t, int64_t cols) {
+    return torch::constant_pad_nd(t, {0, cols - t.size(1)}, kPad);
+  };
+  TensorBatch merged;
+  const int64_t s = std::max(one.src_tokens.size(1), two.src_tokens.size(1));
+  const int64_t t = std::max(one.target.size(1), two.target.size(1));
+  merged.src_tokens = torch::cat({pad_to(one.src_tokens, s), pad_to(two.src_tokens, s)});
+  merged.src_lengths = torch::cat({one.src_lengths, two.src_lengths});
+  merged.prev_output_tokens = torch::cat({pad_to(one.prev_output_tokens, t), pad_to(two.prev_output_tokens, t)});
+  merged.target = torch::cat({pad_to(one.target, t), pad_to(two.target, t)});
+  merged.ntokens = one.ntokens + two.ntokens;
+  merged.nsentences = 4;
+  b.train_step({merged});
+  for (size_t i = 0; i < a.params().size(); ++i)
+    EXPECT_TRUE(torch::allclose(a.params()[i], b.params()[i], 1e-5, 1e-7)) << "parameter " << i;
+}
+
+TEST(Trainer, NonFiniteLossSkipsTheUpdate) {
+  auto trainer = make_trainer(2, 0.0);
+  trainer.train_step({make_batch(0)});
+  auto before = snapshot(trainer);
+  auto& model = static_cast<testing::ToyModel&>(trainer.model());
+  {
+    torch::NoGradGuard no_grad;
+    model.scale_.fill_(std::numeric_limits<float>::quiet_NaN());
+  }
+  auto r = trainer.train_step({make_batch(1)});
+  EXPECT_TRUE(r.skipped);
+  EXPECT_EQ(trainer.num_updates(), 1);
+  {
+    torch::NoGradGuard no_grad;
+    model.scale_.fill_(1.0);
+  }
+  auto after = snapshot(trainer);
+  after.back().fill_(std::numeric_limits<float>::quiet_NaN());  // we changed `scale` ourselves
+  before.back().fill_(std::numeric_limits<float>::quiet_NaN());
+  for (size_t i = 0; i + 1 < before.size(); ++i) EXPECT_TRUE(torch::equal(before[i], after[i]));
+}
+
+TEST(Trainer, ResumeFromCheckpointIsBitIdentical) {
+  // Dropout makes the RNG state part of what must be restored; Adam's moments and step
+  // counts and the LR schedule position too.
+  auto full = make_trainer(7, 0.3);
+  for (int k = 0; k < 8; ++k) full.train_step({make_batch(k), make_batch(k + 10)});
+
+  auto first = make_trainer(7, 0.3);
+  for (int k = 0; k < 3; ++k) first.train_step({make_batch(k), make_batch(k + 10)});
+  const auto path = temp_path("resume.pt");
+  save(first, path);
+  torch::manual_seed(999);  // disturb the global generator: the checkpoint must restore it
+  torch::rand({100});
+
+  auto resumed = make_trainer(123, 0.3);  // different initial weights, all overwritten
+  CheckpointReader reader(path);
+  resumed.load_state(reader);
+  EXPECT_EQ(resumed.num_updates(), 3);
+  for (int k = 3; k < 8; ++k) resumed.train_step({make_batch(k), make_batch(k + 10)});
+  EXPECT_TRUE(bit_identical(snapshot(full), snapshot(resumed)));
+
+  // Without restoring the RNG, dropout masks differ and so do the weights: the test can fail.
+  auto no_rng = make_trainer(123, 0.3);
+  CheckpointReader again(path);
+  no_rng.load_state(again);
+  torch::manual_seed(999);
+  for (int k = 3; k < 8; ++k) no_rng.train_step({make_batch(k), make_batch(k + 10)});
+  EXPECT_FALSE(bit_identical(snapshot(full), snapshot(no_rng)));
+}
+
+TEST(Checkpoint, MetaAndProgressRoundTrip) {
+  auto trainer = make_trainer(3, 0.0);
+  trainer.train_step({make_batch(0)});
+  const auto path = temp_path("meta.pt");
+  TrainingProgress progress;
+  progress.epoch = 4;
+  progress.next_batch = 17;
+  progress.best_metric = 3.25;
+  progress.has_best = true;
+  progress.bad_validations = 2;
+  progress.nan_streak = 1;
+  save(trainer, path, progress);
+  CheckpointReader reader(path);
+  const auto expected = sample_meta();
+  EXPECT_EQ(reader.meta().recipe_yaml, expected.recipe_yaml);
+  EXPECT_EQ(reader.meta().src_lang, "de");
+  EXPECT_EQ(reader.meta().tgt_lang, "en");
+  EXPECT_EQ(reader.meta().src_dict, expected.src_dict);
+  EXPECT_EQ(reader.meta().tgt_dict, expected.tgt_dict);
+  EXPECT_EQ(reader.meta().spm_model, expected.spm_model);
+  EXPECT_EQ(reader.progress().epoch, 4);
+  EXPECT_EQ(reader.progress().next_batch, 17);
+  EXPECT_EQ(reader.progress().num_updates, 1);
+  EXPECT_DOUBLE_EQ(reader.progress().best_metric, 3.25);
+  EXPECT_TRUE(reader.progress().has_best);
+  EXPECT_EQ(reader.progress().bad_validations, 2);
+  EXPECT_EQ(reader.progress().nan_streak, 1);
+  // The weights load into a fresh model.
+  auto other = make_trainer(50, 0.0);
+  reader.load_model(other.model());
+  EXPECT_TRUE(bit_identical(snapshot(trainer), snapshot(other)));
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Checkpoint, TruncatedOrCorruptFilesGiveAClearError) {
+  auto trainer = make_trainer(3, 0.0);
+  const auto path = temp_path("good.pt");
+  save(trainer, path);
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  auto write = [](const std::string& p, const std::string& b) {
+    std::ofstream(p, std::ios::binary).write(b.data(), static_cast<std::streamsize>(b.size()));
+  };
+
+  const auto truncated = temp_path("truncated.pt");
+  write(truncated, bytes.substr(0, bytes.size() / 2));
+  auto message = error_of([&] { CheckpointReader r(truncated); });
+  EXPECT_NE(message.find(truncated), std::string::npos) << message;
+  EXPECT_NE(message.find("truncated or corrupt"), std::string::npos) << message;
+
+  const auto garbage = temp_path("garbage.pt");
+  write(garbage, "this is not a checkpoint");
+  EXPECT_NE(error_of([&] { CheckpointReader r(garbage); }).find(garbage), std::string::npos);
+
+  // Flipped bytes inside the archive are caught by the checksum trailer.
+  const auto flipped = temp_path("flipped.pt");
+  std::string damaged = bytes;
+  for (size_t i = bytes.size() / 3; i < bytes.size() / 3 + 64; ++i) damaged[i] ^= 0x5a;
+  write(flipped, damaged);
+  message = error_of([&] {
+    CheckpointReader r(flipped);
+    auto other = make_trainer(4, 0.0);
+    other.load_state(r);
+  });
+  EXPECT_NE(message.find(flipped), std::string::npos) << message;
+  EXPECT_NE(message.find("checksum"), std::string::npos) << message;
+
+  EXPECT_NE(error_of([&] { CheckpointReader r(temp_path("missing.pt")); }).find("no such checkpoint"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace csan::training
