@@ -1,7 +1,7 @@
 // bench-generate: translation speed of csan-generate's library path (sentences/s and
 // target tokens/s, model loading excluded), by default beam 5, 64 sentences per batch,
-// the first 1000 lines of a raw text file.
-//   bench-generate --path CKPT --input test.src [--sentences 1000 --beam 5 --batch-size 64]
+// on a binarized split (e.g. a 1000-sentence toy test set).
+//   bench-generate --path CKPT --data DIR [--gen-subset test --beam 5 --batch-size 64]
 #include <ATen/Parallel.h>
 #include <boost/program_options.hpp>
 
@@ -12,7 +12,6 @@
 #include <sstream>
 #include <string>
 
-#include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
 #include "toolkit/generation/checkpoint_ensemble.h"
 #include "toolkit/generation/generate_run.h"
@@ -23,12 +22,12 @@ namespace {
 
 int bench_main(int argc, char** argv) {
   csan::generation::GenerateOptions o;
-  std::string path, input;
-  int64_t sentences = 1000, repeats = 1;
-  po::options_description options("bench-generate --path CKPT --input FILE [options]");
+  std::string path;
+  int64_t repeats = 1;
+  po::options_description options("bench-generate --path CKPT --data DIR [options]");
   options.add_options()("help,h", "show this help")("path", po::value<std::string>(&path), "checkpoint(s)")(
-      "input", po::value<std::string>(&input), "raw source text")(
-      "sentences", po::value<int64_t>(&sentences)->default_value(1000), "first N lines (cycled if fewer)")(
+      "data", po::value<std::string>(&o.data_dir), "binarized data directory")(
+      "gen-subset", po::value<std::string>(&o.gen_subset)->default_value("test"), "split to translate")(
       "beam", po::value<int64_t>(&o.search.beam)->default_value(5), "beam size")(
       "batch-size", po::value<int64_t>(&o.batch_size)->default_value(64), "sentences per batch")(
       "repeats", po::value<int64_t>(&repeats)->default_value(1), "timed runs (the best is reported)");
@@ -39,24 +38,11 @@ int bench_main(int argc, char** argv) {
   } catch (const po::error& e) {
     throw csan::Error(std::string(e.what()) + " (see bench-generate --help)");
   }
-  if (vm.count("help") || path.empty() || input.empty()) {
+  if (vm.count("help") || path.empty() || o.data_dir.empty()) {
     std::cout << options;
     return vm.count("help") ? 0 : 1;
   }
-  // The benchmark set: N lines of the input, cycled, in a temporary file.
-  std::ifstream in(input);
-  if (!in) throw csan::Error(input + ": cannot open input");
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  if (lines.empty()) throw csan::Error(input + ": empty");
-  std::string text;
-  for (int64_t i = 0; i < sentences; ++i) text += lines[i % lines.size()] + "\n";
-  const std::string temp = (std::filesystem::temp_directory_path() / "bench-generate-input.txt").string();
-  csan::write_file_atomically(temp, text);
-
   o.paths = csan::generation::split_paths(path);
-  o.input = temp;
-  o.buffer_size = sentences;  // one length-sorted pass over the whole set, like --data
   o.output_format = "plain";
   o.search.max_len_a = 1.2;
   o.search.max_len_b = 10;
@@ -67,7 +53,6 @@ int bench_main(int argc, char** argv) {
     summary = csan::generation::run_generate(o, out, log);
     if (r == 0 || summary.seconds < best) best = summary.seconds;
   }
-  std::filesystem::remove(temp);
   std::printf("bench-generate: %lld sentences, beam %lld, batch %lld, %d threads\n",
               static_cast<long long>(summary.sentences), static_cast<long long>(o.search.beam),
               static_cast<long long>(o.batch_size), at::get_num_threads());
