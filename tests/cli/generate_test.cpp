@@ -204,6 +204,25 @@ TEST_F(GenerateCli, AveragedCheckpoints) {
   EXPECT_FALSE(fs::exists(dir_ + "/x.pt"));
 }
 
+// Raw text is encoded with the checkpoint's own SentencePiece model (loaded in an
+// isolated link namespace beside LibTorch) and gives exactly what the same sentences
+// binarized by csan-preprocess give.
+TEST_F(GenerateCli, RawInputWithSentencePieceEqualsBinarizedData) {
+  auto binarized = generate({"--data", dir_ + "/bin", "--gen-subset", "test", "--output-format", "plain"});
+  ASSERT_EQ(binarized.exit_code, 0) << describe(binarized);
+  auto raw = generate({"--input", dir_ + "/raw/test.src", "--output-format", "plain"});
+  ASSERT_EQ(raw.exit_code, 0) << describe(raw);
+  const auto expected = split_lines(binarized.out);
+  ASSERT_EQ(expected.size(), 200u);
+  EXPECT_EQ(split_lines(raw.out), expected);
+
+  // An empty line stays an empty line, in place; stdin works like a file.
+  const auto sources = split_lines(slurp(dir_ + "/raw/test.src"));
+  auto piped = generate({"--input", "-", "--output-format", "plain"}, sources[2] + "\n\n" + sources[4] + "\n");
+  ASSERT_EQ(piped.exit_code, 0) << describe(piped);
+  EXPECT_EQ(piped.out, expected[2] + "\n\n" + expected[4] + "\n");
+}
+
 TEST_F(GenerateCli, BadInputIsOneLineErrorNamingIt) {
   auto expect_error = [](const RunResult& r, const std::string& needle) {
     EXPECT_NE(r.exit_code, 0);
@@ -220,8 +239,18 @@ TEST_F(GenerateCli, BadInputIsOneLineErrorNamingIt) {
 
   spit(dir_ + "/bad_utf8.txt", "fu \xff\xfe tizi .\npe zoga .\n");
   expect_error(generate({"--input", dir_ + "/bad_utf8.txt"}), "bad_utf8.txt:1:");
-  // Raw text of SentencePiece data: a clear error (see text_codec.h), not a crash.
-  expect_error(generate({"--input", input}), "SentencePiece");
+  expect_error(generate({"--input", "-"}, "pe zoga .\nfu \xff tizi .\n"), "<stdin>:2:");
+  // Without the isolated SentencePiece module, raw text is a clear error, not a crash,
+  // while binarized data still translates.
+  const std::vector<std::string> no_module = {"/usr/bin/env", "CSAN_SPM_MODULE=" + dir_ + "/no_such_module.so",
+                                              bin("csan-generate"), "--path", checkpoint_};
+  auto with = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = no_module;
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run(argv);
+  };
+  expect_error(with({"--input", input}), "no_such_module.so");
+  EXPECT_EQ(with({"--data", dir_ + "/bin", "--gen-subset", "valid", "--output-format", "plain"}).exit_code, 0);
 
   // Data binarized with another vocabulary.
   const std::string other = dir_ + "/other";

@@ -198,6 +198,22 @@ std::string score_with_csan_score(const std::vector<std::string>& hyps, const st
   return "BLEU = " + score + " " + field("verbose_score");
 }
 
+// The checkpoint's SentencePiece model, when its data has one. Raw input cannot do
+// without it; binarized data only needs it to detokenize, and falls back to joining
+// pieces (with a warning) when the isolated module cannot be loaded.
+std::unique_ptr<IsolatedSentencePiece> load_sentencepiece(const LoadedEnsemble& ensemble,
+                                                          const GenerateOptions& options, std::ostream& log) {
+  if (!ensemble.sentencepiece) return nullptr;
+  if (!options.input.empty())
+    return std::make_unique<IsolatedSentencePiece>(ensemble.meta.spm_model, options.paths[0]);
+  try {
+    return std::make_unique<IsolatedSentencePiece>(ensemble.meta.spm_model, options.paths[0]);
+  } catch (const Error& e) {
+    log << "warning: " << e.what() << "; detokenizing by joining pieces\n";
+    return nullptr;
+  }
+}
+
 }  // namespace
 
 GenerateSummary run_generate(const GenerateOptions& options, std::ostream& out, std::ostream& log) {
@@ -213,8 +229,9 @@ GenerateSummary run_generate(const GenerateOptions& options, std::ostream& out, 
   LoadedEnsemble ensemble = load_ensemble(options.paths);
   const std::string src_lang = options.source_lang.empty() ? ensemble.meta.src_lang : options.source_lang;
   const std::string tgt_lang = options.target_lang.empty() ? ensemble.meta.tgt_lang : options.target_lang;
-  const TextCodec source_codec(ensemble.src_dict, ensemble.sentencepiece),
-      target_codec(ensemble.tgt_dict, ensemble.sentencepiece);
+  const auto sentencepiece = load_sentencepiece(ensemble, options, log);
+  const TextCodec source_codec(ensemble.src_dict, ensemble.sentencepiece, sentencepiece.get()),
+      target_codec(ensemble.tgt_dict, ensemble.sentencepiece, sentencepiece.get());
   const int64_t max_source = max_source_positions(ensemble);
   const int64_t eos = ensemble.src_dict.eos();
 

@@ -14,11 +14,12 @@ void truncate_source(std::vector<int64_t>& ids, int64_t max_length, int64_t eos)
 EncodedLine TextCodec::encode(const std::string& line, const std::string& origin, long line_number,
                               int64_t max_length) const {
   check_utf8_line(origin, line_number, line);
-  if (sentencepiece_)
-    throw Error(origin + ": raw text needs the checkpoint's SentencePiece model, which cannot be loaded beside "
-                "LibTorch in this build (conflicting protobuf copies); binarize the text with csan-preprocess "
-                "(same dictionaries) and translate it with --data");
-  const std::vector<int32_t> ids = dict_.encode_line(line, /*append_eos=*/true);
+  if (sentencepiece_ && !model_)
+    throw Error(origin + ": raw text needs the checkpoint's SentencePiece model, which could not be loaded; "
+                "binarize the text with csan-preprocess (same dictionaries) and translate it with --data");
+  // Pieces never contain whitespace, so the dictionary's whitespace split recovers them.
+  const std::vector<int32_t> ids =
+      dict_.encode_line(sentencepiece_ ? model_->encode(line) : line, /*append_eos=*/true);
   EncodedLine out;
   out.ids.assign(ids.begin(), ids.end());
   out.full_length = static_cast<int64_t>(out.ids.size());
@@ -44,7 +45,8 @@ std::string join_sentencepiece(const std::string& pieces) {
 
 std::string TextCodec::decode(const std::vector<int64_t>& ids) const {
   const std::string joined = dict_.to_string(ids);
-  return sentencepiece_ ? join_sentencepiece(joined) : joined;
+  if (!sentencepiece_) return joined;
+  return model_ ? model_->decode(joined) : join_sentencepiece(joined);
 }
 
 }  // namespace csan::generation

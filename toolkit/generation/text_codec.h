@@ -1,16 +1,17 @@
-// Raw text <-> token ids for generation. Detokenizing SentencePiece pieces is done
-// here (pieces are concatenated and U+2581 becomes a space, which is what SentencePiece's
-// decoder does for ordinary pieces), because libsentencepiece cannot be loaded in a
-// process with LibTorch on this platform: both carry their own, incompatible copy of
-// protobuf and the process aborts at start-up. Encoding raw text therefore works only
-// for data without a SentencePiece model (whitespace-separated symbols); over-long
-// sources are cut to the model's positions.
+// Raw text <-> token ids for generation. SentencePiece data is encoded and detokenized
+// by the checkpoint's model served from an isolated link namespace
+// (isolated_sentencepiece.h), because libsentencepiece cannot be linked into a process
+// with LibTorch on this platform. Without that model, pieces are detokenized directly
+// (concatenated, U+2581 becomes a space, which is what SentencePiece's decoder does for
+// ordinary pieces) and raw SentencePiece input is an error. Over-long sources are cut
+// to the model's positions.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "toolkit/generation/isolated_sentencepiece.h"
 #include "toolkit/text/dictionary.h"
 
 namespace csan::generation {
@@ -23,11 +24,13 @@ struct EncodedLine {
 
 class TextCodec {
  public:
-  // `dict` must outlive the codec; `sentencepiece`: the symbols are SentencePiece pieces.
-  TextCodec(const text::Dictionary& dict, bool sentencepiece) : dict_(dict), sentencepiece_(sentencepiece) {}
+  // `dict` (and `model`, when given) must outlive the codec; `sentencepiece`: the symbols
+  // are SentencePiece pieces, of `model` when it is not null.
+  TextCodec(const text::Dictionary& dict, bool sentencepiece, const IsolatedSentencePiece* model = nullptr)
+      : dict_(dict), sentencepiece_(sentencepiece), model_(model) {}
 
   // Throws csan::Error "ORIGIN:LINE: invalid UTF-8 ..." for bad bytes, and for
-  // SentencePiece data (see above). At most
+  // SentencePiece data without a model (see above). At most
   // max_length ids are kept (the last one stays </s>); <= 0 means no limit.
   EncodedLine encode(const std::string& line, const std::string& origin, long line_number, int64_t max_length) const;
   // Dictionary symbols joined by spaces (stops at </s>; drops <pad>, <s>).
@@ -38,6 +41,7 @@ class TextCodec {
  private:
   const text::Dictionary& dict_;
   bool sentencepiece_;
+  const IsolatedSentencePiece* model_;
 };
 
 // SentencePiece pieces -> text: "▁the ▁ca t" -> "the cat".
