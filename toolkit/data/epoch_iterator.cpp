@@ -1,5 +1,6 @@
 #include "toolkit/data/epoch_iterator.h"
 
+#include <algorithm>
 #include <string>
 
 #include "toolkit/core/error.h"
@@ -25,34 +26,41 @@ EpochIterator::EpochIterator(std::vector<int32_t> src_sizes, std::vector<int32_t
       shuffle_(shuffle),
       rank_(rank),
       world_size_(world_size),
-      position_(start) {
-  if (position_.epoch < 1) throw Error("epoch iterator: epoch must be >= 1");
-  build_epoch();
-  if (position_.next_batch < 0 || position_.next_batch > batches_in_epoch())
-    throw Error("epoch iterator: position " + std::to_string(position_.next_batch) +
-                " is outside epoch " + std::to_string(position_.epoch) + " (" +
-                std::to_string(batches_in_epoch()) + " batches); was the data or batching changed?");
+      epoch_(start.epoch) {
+  if (epoch_ < 1) throw Error("epoch iterator: epoch must be >= 1");
+  build_epoch(start.next_batch);
 }
 
-void EpochIterator::build_epoch() {
+EpochPosition EpochIterator::position() const {
+  return {epoch_, std::min(epoch_batches_, shard_start_ + next_local_ * world_size_)};
+}
+
+void EpochIterator::build_epoch(int64_t first_global_batch) {
   // Without shuffling (validation) the order is fixed; with it, both the tie order
   // inside a length bucket and the order of batches change every epoch.
-  const uint64_t order_seed = shuffle_ ? mix(seed_, position_.epoch, 1) : seed_;
+  const uint64_t order_seed = shuffle_ ? mix(seed_, epoch_, 1) : seed_;
   auto indices = ordered_indices(src_sizes_, tgt_sizes_, order_seed);
   auto batches = batch_by_size(indices, src_sizes_, tgt_sizes_, options_);
-  if (shuffle_) deterministic_shuffle(batches, mix(seed_, position_.epoch, 2));
-  batches_ = shard_batches(batches, rank_, world_size_);
+  if (shuffle_) deterministic_shuffle(batches, mix(seed_, epoch_, 2));
+  epoch_batches_ = static_cast<int64_t>(batches.size());
+  if (first_global_batch < 0 || first_global_batch > epoch_batches_)
+    throw Error("epoch iterator: position " + std::to_string(first_global_batch) + " is outside epoch " +
+                std::to_string(epoch_) + " (" + std::to_string(epoch_batches_) +
+                " batches); was the data or batching changed?");
+  batches.erase(batches.begin(), batches.begin() + first_global_batch);
+  shard_ = shard_batches(batches, rank_, world_size_);
+  shard_start_ = first_global_batch;
+  next_local_ = 0;
 }
 
 const Batch& EpochIterator::next() {
-  if (end_of_epoch()) throw Error("epoch iterator: no batch left in epoch " + std::to_string(position_.epoch));
-  return batches_[position_.next_batch++];
+  if (end_of_epoch()) throw Error("epoch iterator: no batch left in epoch " + std::to_string(epoch_));
+  return shard_[next_local_++];
 }
 
 void EpochIterator::start_next_epoch() {
-  ++position_.epoch;
-  position_.next_batch = 0;
-  build_epoch();
+  ++epoch_;
+  build_epoch(0);
 }
 
 }  // namespace csan::data
