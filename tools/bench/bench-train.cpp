@@ -1,14 +1,30 @@
 // bench-train: training throughput in target tokens per second (fairseq's wps:
 // non-padding target tokens incl. </s> per wall second), measured after warm-up.
-//   bench-train --data DATA_BIN --recipe recipes/tiny-transformer.yaml [--set k=v ...]
-//               [--warmup 5] [--updates 20]
-// Configuration (a) of the issue: --set model.arch=transformer --set model.embed_dim=256
-// ... (see the report); (b): --recipe recipes/transformer-base.yaml. Set OMP_NUM_THREADS.
+//   bench-train --data DATA_BIN --recipe RECIPE [--set k=v ...] [--arch a,b,c]
+//               [--warmup 5] [--updates 20] [--profile trace.json]
+// Every architecture of --arch is built from the same recipe and overrides (only
+// model.arch differs) and trained on the SAME batches; the architectures take turns
+// update by update, so load from other processes hits them alike, and each is reported
+// with its ratio to the first. Without --arch, the recipe's arch alone.
+//
+// The issue's configurations, with OMP_NUM_THREADS=2:
+//   csan-preprocess -s en -t de --trainpref $D/train --validpref $D/val --joined-dictionary \
+//       --spm-vocab-size 8000 --destdir /tmp/m30k        (D=/work/shared/data/multi30k)
+//   (a) bench-train --data /tmp/m30k --source-lang en --target-lang de --recipe recipes/bench-small.yaml
+//   (b) bench-train --data /tmp/m30k --source-lang en --target-lang de --recipe recipes/transformer-base.yaml
+//   issue 6: ... --recipe recipes/transformer-base.yaml --arch transformer_base,csan1d_base,csan2d_base
+//   issue 7: ... --recipe recipes/bench-small.yaml --workers 2   (1 vs 2 Gloo workers, 1 thread each)
 #include <boost/program_options.hpp>
+#include <torch/csrc/autograd/profiler_legacy.h>
+
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <cstdio>
-#include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,37 +35,55 @@
 #include "toolkit/models/model_registry.h"
 #include "toolkit/nn/parameter_count.h"
 #include "toolkit/text/dictionary.h"
+#include "toolkit/training/c10d_gradient_sync.h"
+#include "toolkit/training/distributed_launcher.h"
 #include "toolkit/training/optimizer.h"
 #include "toolkit/training/trainer.h"
 #include "toolkit/training/training_options.h"
 
+namespace fs = std::filesystem;
 namespace po = boost::program_options;
 using namespace csan;
 
 namespace {
 
-int bench_main(int argc, char** argv) {
-  std::string data, recipe, src = "src", tgt = "tgt";
+std::vector<std::string> split_list(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream in(list);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+struct BenchOptions {
+  std::string data, recipe, src = "src", tgt = "tgt", archs, profile;
   std::vector<std::string> sets;
   int warmup = 5, updates = 20;
-  po::options_description options("bench-train");
-  options.add_options()("data", po::value(&data)->required(), "csan-preprocess output directory")(
-      "recipe", po::value(&recipe)->required(), "recipe YAML")("set", po::value(&sets)->composing(), "key=value")(
-      "source-lang", po::value(&src), "source suffix")("target-lang", po::value(&tgt), "target suffix")(
-      "warmup", po::value(&warmup), "untimed updates first")("updates", po::value(&updates), "timed updates");
-  po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, options), vm);
-  po::notify(vm);
+  int workers = 0;  // --workers N: tokens/s of 1 vs N worker processes
+};
 
-  core::Config cfg(training::train_schema());
-  cfg.load_file(recipe);
-  for (const auto& s : sets) cfg.apply_override(s);
-  models::apply_arch_preset(cfg);
-  const auto src_dict = text::Dictionary::load(data + "/dict." + src + ".txt");
-  const auto tgt_dict = text::Dictionary::load(data + "/dict." + tgt + ".txt");
-  data::LanguagePairDataset train(data, "train", src, tgt, tgt_dict.pad(), tgt_dict.eos());
+// One trained configuration of the comparison and what it measured.
+struct Variant {
+  std::string label;
+  std::unique_ptr<core::Config> cfg;
+  std::unique_ptr<training::Trainer> trainer;
+  int64_t tokens = 0;
+  double seconds = 0;
+};
 
-  torch::manual_seed(1);
+std::unique_ptr<core::Config> load_config(const BenchOptions& o, const std::string& arch) {
+  auto cfg = std::make_unique<core::Config>(training::train_schema());
+  cfg->load_file(o.recipe);
+  for (const auto& s : o.sets) cfg->apply_override(s);
+  if (!arch.empty()) cfg->apply_override("model.arch=" + arch);
+  models::apply_arch_preset(*cfg);
+  return cfg;
+}
+
+std::unique_ptr<training::Trainer> build_trainer(const core::Config& cfg, const text::Dictionary& src_dict,
+                                                 const text::Dictionary& tgt_dict,
+                                                 std::unique_ptr<training::GradientSync> sync = nullptr) {
+  torch::manual_seed(1);  // the same initial weights and dropout stream for every variant
   models::ModelContext ctx{src_dict.size(), tgt_dict.size(), tgt_dict.pad(), src_dict == tgt_dict};
   training::TrainerParts parts;
   parts.model = models::build_model(cfg, ctx);
@@ -57,35 +91,137 @@ int bench_main(int argc, char** argv) {
   parts.lr_scheduler = training::build_lr_scheduler(cfg);
   parts.criterion = training::build_criterion(cfg, tgt_dict.pad());
   parts.precision = std::make_unique<training::Fp32Precision>();
-  parts.sync = std::make_unique<training::LocalGradientSync>();
+  parts.sync = sync ? std::move(sync) : std::make_unique<training::LocalGradientSync>();
   parts.clip_norm = cfg.get<double>("optimization.clip_norm");
-  training::Trainer trainer(std::move(parts));
-  std::printf("model %s: %lld parameters, vocab %d/%d, max_tokens %lld, threads %d\n",
-              cfg.get<std::string>("model.arch").c_str(),
-              static_cast<long long>(nn::count_parameters(trainer.model())), src_dict.size(), tgt_dict.size(),
+  return std::make_unique<training::Trainer>(std::move(parts));
+}
+
+// --workers N: the same training steps (recipe, data, batches of max_tokens each) run as
+// 1 worker process and then as N worker processes over Gloo, every worker with 1 thread,
+// each started by the library's local launcher exactly as csan-train does. Worker rank r
+// takes global batch k * N + r at update k; tokens/s counts all workers' target tokens.
+int run_as_worker(const BenchOptions& o) {
+  torch::set_num_threads(1);
+  const auto cfg = load_config(o, "");
+  const auto setup = training::resolve_distributed_setup(*cfg);
+  const auto src_dict = text::Dictionary::load(o.data + "/dict." + o.src + ".txt");
+  const auto tgt_dict = text::Dictionary::load(o.data + "/dict." + o.tgt + ".txt");
+  data::LanguagePairDataset train(o.data, "train", o.src, o.tgt, tgt_dict.pad(), tgt_dict.eos());
+  auto trainer = build_trainer(*cfg, src_dict, tgt_dict,
+                               setup.distributed() ? std::make_unique<training::C10dGradientSync>(setup, torch::kCPU)
+                                                   : nullptr);
+  data::EpochIterator epochs(train.src_sizes(), train.tgt_sizes(),
+                             {cfg->get<int64_t>("dataset.max_tokens"), cfg->get<int64_t>("dataset.max_sentences"), 1},
+                             cfg->get<int64_t>("common.seed"), true, setup.rank, setup.world_size);
+  int64_t tokens = 0;
+  std::chrono::steady_clock::time_point start;
+  for (int i = 0; i < o.warmup + o.updates; ++i) {
+    if (i == o.warmup) start = std::chrono::steady_clock::now();
+    if (epochs.end_of_epoch()) epochs.start_next_epoch();
+    const auto r = trainer->train_step({training::to_tensors(train.collate(epochs.next()))});
+    if (i >= o.warmup) tokens += r.stats.ntokens;  // summed over workers
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (setup.rank == 0) std::ofstream(std::getenv("CSAN_BENCH_RESULT")) << tokens << " " << seconds << "\n";
+  return 0;
+}
+
+int compare_worker_counts(const BenchOptions& o, char** argv) {
+  const std::string result = fs::temp_directory_path() / ("bench-train-workers-" + std::to_string(getpid()));
+  setenv("CSAN_BENCH_RESULT", result.c_str(), 1);
+  setenv("OMP_NUM_THREADS", "1", 1);
+  std::printf("%s, %d warm-up + %d timed updates per worker, 1 thread per worker\n",
+              load_config(o, "")->get<std::string>("model.arch").c_str(), o.warmup, o.updates);
+  double first = 0;
+  for (int workers : {1, o.workers}) {
+    training::DistributedSetup setup;
+    setup.world_size = workers;
+    setup.timeout_seconds = 600;
+    training::launch_local_workers(setup, argv);
+    std::ifstream in(result);
+    double tokens = 0, seconds = 0;
+    if (!(in >> tokens >> seconds)) throw Error(result + ": no result from the workers");
+    const double rate = tokens / seconds;
+    if (workers == 1) first = rate;
+    std::printf("%d worker(s) %8.2f s %8.0f target tokens/s  %.3fx\n", workers, seconds, rate, rate / first);
+  }
+  fs::remove(result);
+  return 0;
+}
+
+int bench_main(int argc, char** argv) {
+  BenchOptions o;
+  po::options_description options("bench-train");
+  options.add_options()("data", po::value(&o.data)->required(), "csan-preprocess output directory")(
+      "recipe", po::value(&o.recipe)->required(), "recipe YAML")("set", po::value(&o.sets)->composing(),
+                                                                 "key=value")(
+      "arch", po::value(&o.archs), "comma-separated architectures to compare (default: the recipe's)")(
+      "source-lang", po::value(&o.src), "source suffix")("target-lang", po::value(&o.tgt), "target suffix")(
+      "warmup", po::value(&o.warmup), "untimed updates first")("updates", po::value(&o.updates), "timed updates")(
+      "profile", po::value(&o.profile), "then profile one more update (first arch) into this Chrome trace");
+  options.add_options()("workers", po::value(&o.workers), "compare 1 and N CPU worker processes (Gloo, 1 thread each)");
+  po::variables_map vm;
+  po::store(po::parse_command_line(argc, argv, options), vm);
+  po::notify(vm);
+  if (o.workers > 1) return std::getenv("RANK") ? run_as_worker(o) : compare_worker_counts(o, argv);
+
+  const auto src_dict = text::Dictionary::load(o.data + "/dict." + o.src + ".txt");
+  const auto tgt_dict = text::Dictionary::load(o.data + "/dict." + o.tgt + ".txt");
+  data::LanguagePairDataset train(o.data, "train", o.src, o.tgt, tgt_dict.pad(), tgt_dict.eos());
+
+  std::vector<Variant> variants;
+  auto archs = split_list(o.archs);
+  if (archs.empty()) archs.push_back("");
+  for (const auto& arch : archs) {
+    Variant v;
+    v.cfg = load_config(o, arch);
+    v.label = v.cfg->get<std::string>("model.arch");
+    v.trainer = build_trainer(*v.cfg, src_dict, tgt_dict);
+    std::printf("%-24s %lld parameters\n", v.label.c_str(),
+                static_cast<long long>(nn::count_parameters(v.trainer->model())));
+    variants.push_back(std::move(v));
+  }
+  const auto& cfg = *variants.front().cfg;
+  std::printf("vocab %d/%d, max_tokens %lld, threads %d\n", src_dict.size(), tgt_dict.size(),
               static_cast<long long>(cfg.get<int64_t>("dataset.max_tokens")), torch::get_num_threads());
 
   data::EpochIterator epochs(train.src_sizes(), train.tgt_sizes(),
                              {cfg.get<int64_t>("dataset.max_tokens"), cfg.get<int64_t>("dataset.max_sentences"), 1},
-                             1);
+                             cfg.get<int64_t>("common.seed"));
   auto next_batch = [&] {
     if (epochs.end_of_epoch()) epochs.start_next_epoch();
     return training::to_tensors(train.collate(epochs.next()));
   };
-  for (int i = 0; i < warmup; ++i) trainer.train_step({next_batch()});
-  int64_t tokens = 0, padded = 0;
-  double seconds = 0;
-  for (int i = 0; i < updates; ++i) {
-    const auto start = std::chrono::steady_clock::now();  // collation included, as in a real run
-    auto batch = next_batch();
-    auto r = trainer.train_step({batch});
-    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    tokens += r.stats.ntokens;
-    padded += batch.target.numel();
+  int64_t padded = 0;
+  for (int i = 0; i < o.warmup + o.updates; ++i) {
+    const bool timed = i >= o.warmup;
+    auto collate_start = std::chrono::steady_clock::now();
+    const auto batch = next_batch();  // collation counts, as in a real run
+    const double collate_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - collate_start).count();
+    for (auto& v : variants) {
+      const auto start = std::chrono::steady_clock::now();
+      const auto r = v.trainer->train_step({batch});
+      if (!timed) continue;
+      v.seconds += collate_seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      v.tokens += r.stats.ntokens;
+    }
+    if (timed) padded += batch.target.numel();
   }
-  std::printf("%d updates, %lld target tokens (%.1f%% padding), %.2f s: %.0f target tokens/s\n", updates,
-              static_cast<long long>(tokens), 100.0 * (padded - tokens) / std::max<int64_t>(1, padded), seconds,
-              tokens / seconds);
+
+  if (!o.profile.empty()) {
+    const auto batch = next_batch();
+    torch::autograd::profiler::RecordProfile recording(o.profile);
+    variants.front().trainer->train_step({batch});
+  }
+  const int64_t real = variants.front().tokens;
+  std::printf("%d updates, %lld target tokens (%.1f%% padding)\n", o.updates, static_cast<long long>(real),
+              100.0 * (padded - real) / std::max<int64_t>(1, padded));
+  const double first = variants.front().tokens / variants.front().seconds;
+  for (const auto& v : variants) {
+    const double rate = v.tokens / v.seconds;
+    std::printf("%-40s %8.2f s %8.0f target tokens/s  %.3fx\n", v.label.c_str(), v.seconds, rate, rate / first);
+  }
   return 0;
 }
 
