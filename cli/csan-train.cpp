@@ -10,6 +10,7 @@
 #include "toolkit/core/config.h"
 #include "toolkit/core/error.h"
 #include "toolkit/models/model_registry.h"
+#include "toolkit/training/distributed_launcher.h"
 #include "toolkit/training/train_loop.h"
 #include "toolkit/training/training_options.h"
 
@@ -30,6 +31,8 @@ const Flag kStringFlags[] = {
     {"source-lang", "task.source_lang", "source language suffix"},
     {"target-lang", "task.target_lang", "target language suffix"},
     {"arch", "model.arch", "architecture or preset (transformer_tiny, transformer_base, ...)"},
+    {"distributed-init-method", "distributed_training.distributed_init_method", "tcp://HOST:PORT of rank 0, or env://"},
+    {"distributed-backend", "distributed_training.distributed_backend", "gloo (CPU), nccl (CUDA) or auto"},
 };
 const Flag kIntFlags[] = {
     {"max-update", "optimization.max_update", "stop after N updates"},
@@ -42,10 +45,18 @@ const Flag kIntFlags[] = {
     {"save-interval-updates", "checkpoint.save_interval_updates", "checkpoint every N updates"},
     {"validate-interval-updates", "dataset.validate_interval_updates", "validate every N updates"},
     {"log-interval", "common.log_interval", "updates between log lines"},
+    {"distributed-world-size", "distributed_training.distributed_world_size",
+     "workers in all; alone (no rank, RANK or Slurm task) it launches N local workers"},
+    {"distributed-rank", "distributed_training.distributed_rank", "this worker's rank (with --distributed-init-method)"},
+    {"distributed-port", "distributed_training.distributed_port", "rendezvous port (Slurm; local launch)"},
+    {"device-id", "distributed_training.device_id", "local rank / CUDA device of this worker"},
 };
 const Flag kDoubleFlags[] = {
     {"lr", "optimization.lr", "peak learning rate"},
     {"clip-norm", "optimization.clip_norm", "gradient clipping norm"},
+    {"distributed-timeout", "distributed_training.distributed_timeout",
+     "seconds before a missing or hung worker is an error (default 300)"},
+    {"bucket-cap-mb", "distributed_training.bucket_cap_mb", "gradient all-reduce bucket size in MB (default 25)"},
 };
 
 int train_main(int argc, char** argv) {
@@ -95,6 +106,8 @@ int train_main(int argc, char** argv) {
     return 0;
   }
   if (!cfg.has("task.data")) throw csan::Error("missing --data DIR (the output directory of csan-preprocess)");
+  const auto distributed = csan::training::resolve_distributed_setup(cfg);
+  if (distributed.launch_local_workers) return csan::training::launch_local_workers(distributed, argv);
   return csan::training::run_training(cfg);
 }
 

@@ -13,6 +13,12 @@ if(TARGET torch)
   endif()
 endif()
 
+# c10d declares its NCCL process group only under USE_C10D_NCCL; CUDA builds of LibTorch
+# ship it (distributed training on GPUs). Gloo is detected in the source (__has_include).
+if(TORCH_CUDA_LIBRARIES)
+  add_compile_definitions(USE_C10D_NCCL)
+endif()
+
 find_package(yaml-cpp REQUIRED)
 if(NOT TARGET yaml-cpp::yaml-cpp)
   add_library(yaml-cpp::yaml-cpp INTERFACE IMPORTED)

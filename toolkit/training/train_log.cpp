@@ -27,6 +27,7 @@ TrainLog::TrainLog(const std::string& metrics_path, int64_t log_interval, int64_
 }
 
 void TrainLog::info(const std::string& line) {
+  if (quiet_) return;
   progress_.finish();
   std::fprintf(stderr, "%s\n", line.c_str());
   std::fflush(stderr);

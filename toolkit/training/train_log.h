@@ -25,6 +25,8 @@ class TrainLog {
   void validation(int64_t epoch, int64_t num_updates, const std::string& subset, const StepStats& stats,
                   double best_metric, const std::string& metric_name, double metric);
   void end_epoch(int64_t epoch);
+  // Data-parallel workers other than rank 0 print no info lines (their errors still do).
+  void set_quiet(bool quiet) { quiet_ = quiet; }
 
  private:
   void flush_interval(int64_t epoch, int64_t num_updates);
@@ -33,6 +35,7 @@ class TrainLog {
   int64_t log_interval_;
   int64_t max_update_;
   bool tty_;
+  bool quiet_ = false;
   ProgressLine progress_;
   std::chrono::steady_clock::time_point interval_start_, run_start_;
   int64_t start_update_ = -1;

@@ -12,8 +12,10 @@
 #include "toolkit/models/model_registry.h"
 #include "toolkit/nn/parameter_count.h"
 #include "toolkit/text/dictionary.h"
+#include "toolkit/training/c10d_gradient_sync.h"
 #include "toolkit/training/checkpoint.h"
 #include "toolkit/training/checkpoint_manager.h"
+#include "toolkit/training/distributed_setup.h"
 #include "toolkit/training/optimizer.h"
 #include "toolkit/training/stop_signal.h"
 #include "toolkit/training/train_log.h"
@@ -120,7 +122,11 @@ int run_training(const core::Config& recipe) {
 
   const int64_t max_update = cfg.get<int64_t>("optimization.max_update");
   const int64_t max_epoch = cfg.get<int64_t>("optimization.max_epoch");
-  TrainLog log(policy.save_dir + "/metrics.jsonl", cfg.get<int64_t>("common.log_interval"), max_update);
+  // Data-parallel workers meet before any output; rank 0 alone logs and writes files.
+  const DistributedSetup distributed = resolve_distributed_setup(cfg);
+  TrainLog log(distributed.rank == 0 ? policy.save_dir + "/metrics.jsonl" : std::string(),
+               cfg.get<int64_t>("common.log_interval"), max_update);
+  log.set_quiet(distributed.rank != 0);
 
   // ---- model and trainer (the seed fixes initial weights and then dropout)
   const int64_t seed = cfg.get<int64_t>("common.seed");
@@ -137,7 +143,10 @@ int run_training(const core::Config& recipe) {
   parts.optimizer = build_optimizer(unique_parameters(*parts.model), cfg);
   parts.lr_scheduler = build_lr_scheduler(cfg);
   parts.criterion = build_criterion(cfg, pad);
-  parts.sync = std::make_unique<LocalGradientSync>();
+  if (distributed.distributed())
+    parts.sync = std::make_unique<C10dGradientSync>(distributed, parts.model->parameters().front().device());
+  else
+    parts.sync = std::make_unique<LocalGradientSync>();
   parts.clip_norm = cfg.get<double>("optimization.clip_norm");
   Trainer trainer(std::move(parts));
   const bool master = trainer.sync().is_master();
@@ -148,6 +157,10 @@ int run_training(const core::Config& recipe) {
            std::to_string(tgt_dict.size()) + (context.joined_dictionary ? " (joined)" : ""));
   log.info("model " + cfg.get<std::string>("model.arch") + ": " +
            std::to_string(nn::count_parameters(trainer.model())) + " parameters");
+  if (distributed.distributed())
+    log.info("distributed: " + std::to_string(distributed.world_size) + " workers (" + distributed.source +
+             "), rendezvous " + distributed.master_addr + ":" + std::to_string(distributed.master_port) + ", " +
+             std::to_string(torch::get_num_threads()) + " threads per worker");
 
   // ---- resume
   TrainingProgress progress;
@@ -294,7 +307,7 @@ int run_training(const core::Config& recipe) {
       if (do_validate && out_of_patience())
         stop_reason = "no improvement in " + std::to_string(patience) + " validations";
     }
-    if (const int signal = StopSignalGuard::pending()) {
+    if (const int signal = result.stop_signal) {  // every rank sees the same one
       save(/*end_of_epoch=*/false, false);
       log.info(std::string("stopped by ") + (signal == SIGINT ? "SIGINT" : "SIGTERM") + " at update " +
                std::to_string(trainer.num_updates()) + "; saved " + policy.save_dir +

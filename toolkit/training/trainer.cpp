@@ -1,8 +1,10 @@
 #include "toolkit/training/trainer.h"
 
 #include <cmath>
+#include <csignal>
 
 #include "toolkit/training/optimizer.h"
+#include "toolkit/training/stop_signal.h"
 
 namespace csan::training {
 
@@ -64,8 +66,14 @@ UpdateResult Trainer::train_step(const std::vector<TensorBatch>& micro_batches) 
   }
 
   auto sums = pack(local);
+  // A stop signal seen by any rank rides on the statistics, so every rank stops after the
+  // same update instead of leaving the others waiting in the next all-reduce.
+  const int signal = StopSignalGuard::pending();
+  sums.push_back(signal == SIGINT ? 1 : 0);
+  sums.push_back(signal == SIGTERM ? 1 : 0);
   parts_.sync->all_reduce_grads(params_);
   parts_.sync->all_reduce_sums(sums);
+  result.stop_signal = sums[sums.size() - 1] > 0 ? SIGTERM : sums[sums.size() - 2] > 0 ? SIGINT : 0;
   result.stats = unpack(sums);
 
   if (result.stats.sample_size == 0) {  // nothing to learn from on any rank

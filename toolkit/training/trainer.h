@@ -40,6 +40,7 @@ struct UpdateResult {
   bool skipped = false;  // non-finite loss or gradients: no step taken
   double gnorm = 0;
   double lr = 0;
+  int stop_signal = 0;  // SIGINT/SIGTERM received by any rank before this update's all-reduce
 };
 
 struct TrainerParts {

@@ -2,6 +2,7 @@
 
 #include "toolkit/models/model_registry.h"
 #include "toolkit/training/criterion.h"
+#include "toolkit/training/distributed_setup.h"
 #include "toolkit/training/lr_scheduler.h"
 #include "toolkit/training/optimizer.h"
 
@@ -50,6 +51,7 @@ void declare_training_options(core::ConfigSchema& s) {
   declare_criterion_options(s);
   declare_optimizer_options(s);
   declare_lr_scheduler_options(s);
+  declare_distributed_options(s);
 }
 
 core::ConfigSchema train_schema() {
