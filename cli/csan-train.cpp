@@ -9,6 +9,7 @@
 
 #include "toolkit/core/config.h"
 #include "toolkit/core/error.h"
+#include "toolkit/generation/bleu_validation.h"
 #include "toolkit/models/model_registry.h"
 #include "toolkit/training/distributed_launcher.h"
 #include "toolkit/training/train_loop.h"
@@ -108,6 +109,7 @@ int train_main(int argc, char** argv) {
   if (!cfg.has("task.data")) throw csan::Error("missing --data DIR (the output directory of csan-preprocess)");
   const auto distributed = csan::training::resolve_distributed_setup(cfg);
   if (distributed.launch_local_workers) return csan::training::launch_local_workers(distributed, argv);
+  csan::generation::register_bleu_validation();  // --eval-bleu translates with the generator
   return csan::training::run_training(cfg);
 }
 

@@ -93,20 +93,25 @@ void TrainLog::flush_interval(int64_t epoch, int64_t num_updates) {
 }
 
 void TrainLog::validation(int64_t epoch, int64_t num_updates, const std::string& subset, const StepStats& s,
-                          double best_metric, const std::string& metric_name, double metric) {
+                          double best_metric, const std::string& metric_name, double metric,
+                          std::optional<double> bleu) {
   info("epoch " + std::to_string(epoch) + " | valid on '" + subset + "' | update " + std::to_string(num_updates) +
        " | loss " + fmt("%.3f", s.loss_bits()) + " | nll " + fmt("%.3f", s.nll_bits()) + " | ppl " +
-       fmt("%.2f", s.ppl()) + " | best_" + metric_name + " " + fmt("%.3f", best_metric));
-  if (json_)
-    json_->write({{"kind", std::string("valid")},
-                  {"epoch", static_cast<long long>(epoch)},
-                  {"update", static_cast<long long>(num_updates)},
-                  {"loss", s.loss_bits()},
-                  {"nll_loss", s.nll_bits()},
-                  {"ppl", s.ppl()},
-                  {metric_name, metric},
-                  {"best_" + metric_name, best_metric},
-                  {"wall", seconds_since(run_start_)}});
+       fmt("%.2f", s.ppl()) + (bleu ? " | bleu " + fmt("%.2f", *bleu) : std::string()) + " | best_" + metric_name +
+       " " + fmt("%.3f", best_metric));
+  if (json_) {
+    std::map<std::string, JsonLinesWriter::Value> record{{"kind", std::string("valid")},
+                                                         {"epoch", static_cast<long long>(epoch)},
+                                                         {"update", static_cast<long long>(num_updates)},
+                                                         {"loss", s.loss_bits()},
+                                                         {"nll_loss", s.nll_bits()},
+                                                         {"ppl", s.ppl()},
+                                                         {metric_name, metric},
+                                                         {"best_" + metric_name, best_metric},
+                                                         {"wall", seconds_since(run_start_)}};
+    if (bleu) record["bleu"] = *bleu;
+    json_->write(record);
+  }
 }
 
 void TrainLog::end_epoch(int64_t epoch) {

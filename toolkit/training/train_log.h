@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "toolkit/core/progress.h"
@@ -23,7 +24,8 @@ class TrainLog {
   void info(const std::string& line);
   void update(int64_t epoch, int64_t num_updates, const UpdateResult& result);
   void validation(int64_t epoch, int64_t num_updates, const std::string& subset, const StepStats& stats,
-                  double best_metric, const std::string& metric_name, double metric);
+                  double best_metric, const std::string& metric_name, double metric,
+                  std::optional<double> bleu = std::nullopt);
   void end_epoch(int64_t epoch);
   // Data-parallel workers other than rank 0 print no info lines (their errors still do).
   void set_quiet(bool quiet) { quiet_ = quiet; }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <csignal>
 #include <filesystem>
+#include <optional>
 #include <regex>
 
 #include "toolkit/core/atomic_file.h"
@@ -17,6 +18,7 @@
 #include "toolkit/training/checkpoint_manager.h"
 #include "toolkit/training/distributed_setup.h"
 #include "toolkit/training/optimizer.h"
+#include "toolkit/training/recipe_compat.h"
 #include "toolkit/training/stop_signal.h"
 #include "toolkit/training/train_log.h"
 #include "toolkit/training/trainer.h"
@@ -54,6 +56,7 @@ std::string read_if_exists(const std::string& path) { return fs::exists(path) ? 
 
 struct ValidationResult {
   StepStats stats;
+  std::optional<double> bleu;  // with task.eval_bleu
   double metric = 0;
 };
 
@@ -91,8 +94,9 @@ int run_training(const core::Config& recipe) {
 
   const bool eval_bleu = cfg.get<bool>("task.eval_bleu");
   const std::string best_metric_name = cfg.get<std::string>("checkpoint.best_checkpoint_metric");
-  if (eval_bleu && !bleu_evaluator())
-    throw Error::for_key("task.eval_bleu", "BLEU validation needs the sequence generator, which is not available yet");
+  if (eval_bleu && !bleu_evaluator_factory())
+    throw Error::for_key("task.eval_bleu",
+                         "BLEU validation needs the sequence generator, which this program does not register");
   if (best_metric_name == "bleu" && !eval_bleu)
     throw Error::for_key("checkpoint.best_checkpoint_metric", "'bleu' needs task.eval_bleu: true");
   const bool maximize = best_metric_name == "bleu" || cfg.get<bool>("checkpoint.maximize_best_checkpoint_metric");
@@ -119,6 +123,9 @@ int run_training(const core::Config& recipe) {
   } else if (cfg.is_set("checkpoint.restore_file")) {
     throw Error::for_key("checkpoint.restore_file", restore + ": no such checkpoint");
   }
+  // A model or data change is refused here, before anything is logged.
+  const std::string recipe_changes_since_checkpoint =
+      resume ? check_resume_compatible(cfg, meta, resume->meta(), resume->path(), data_dir) : std::string();
 
   const int64_t max_update = cfg.get<int64_t>("optimization.max_update");
   const int64_t max_epoch = cfg.get<int64_t>("optimization.max_epoch");
@@ -150,6 +157,12 @@ int run_training(const core::Config& recipe) {
   parts.clip_norm = cfg.get<double>("optimization.clip_norm");
   Trainer trainer(std::move(parts));
   const bool master = trainer.sync().is_master();
+  std::unique_ptr<BleuEvaluator> bleu;
+  if (eval_bleu && valid_data)
+    bleu = bleu_evaluator_factory()(BleuContext{cfg, *valid_data, src_dict, tgt_dict, meta.spm_model,
+                                                [&log, master](const std::string& line) {
+                                                  if (master) log.info(line);
+                                                }});
 
   log.info("data " + data_dir + " (" + src_lang + " -> " + tgt_lang + "): " + std::to_string(train_data.size()) +
            " training pairs, " + (valid_data ? std::to_string(valid_data->size()) : std::string("no")) +
@@ -169,6 +182,8 @@ int run_training(const core::Config& recipe) {
     progress = resume->progress();
     log.info("resumed from " + resume->path() + " at epoch " + std::to_string(progress.epoch) + ", update " +
              std::to_string(progress.num_updates));
+    if (!recipe_changes_since_checkpoint.empty())
+      log.info("recipe changes since " + resume->path() + ": " + recipe_changes_since_checkpoint);
     resume.reset();  // frees the checkpoint bytes
   }
 
@@ -202,9 +217,14 @@ int run_training(const core::Config& recipe) {
     v.stats.ntokens = static_cast<int64_t>(sums[2]);
     v.stats.nsentences = static_cast<int64_t>(sums[3]);
     v.stats.sample_size = static_cast<int64_t>(sums[4]);
+    if (bleu) {
+      // Each rank translated its shard; the corpus statistics are the sums.
+      std::vector<double> statistics = bleu->statistics(trainer.model(), valid_batches);
+      trainer.sync().all_reduce_sums(statistics);
+      v.bleu = bleu->score(statistics);
+    }
     if (best_metric_name == "bleu") {
-      BleuContext ctx{cfg, *valid_data, src_dict, tgt_dict, meta.spm_model};
-      v.metric = bleu_evaluator()(trainer.model(), ctx);
+      v.metric = *v.bleu;
     } else {
       v.metric = best_metric_name == "nll_loss" ? v.stats.nll_bits() : v.stats.loss_bits();
     }
@@ -227,7 +247,7 @@ int run_training(const core::Config& recipe) {
     }
     if (master)
       log.validation(epochs.epoch(), trainer.num_updates(), valid_subset, v.stats, progress.best_metric,
-                     best_metric_name, v.metric);
+                     best_metric_name, v.metric, v.bleu);
     return improved;
   };
 

@@ -5,6 +5,7 @@
 #include "toolkit/training/distributed_setup.h"
 #include "toolkit/training/lr_scheduler.h"
 #include "toolkit/training/optimizer.h"
+#include "toolkit/training/validation_hooks.h"
 
 namespace csan::training {
 
@@ -14,7 +15,8 @@ void declare_training_options(core::ConfigSchema& s) {
   s.add_string("task.target_lang", "", "target language suffix (empty: inferred from the data directory)");
   s.add_string("task.train_subset", "train", "training split name");
   s.add_string("task.valid_subset", "valid", "validation split name");
-  s.add_bool("task.eval_bleu", false, "also validate with BLEU (needs the sequence generator)");
+  s.add_bool("task.eval_bleu", false, "also validate with BLEU (settings: task.eval_bleu_*)");
+  declare_bleu_validation_options(s);
 
   s.add_int("dataset.max_tokens", 4096, "max padded tokens per batch (0: no limit)", 0);
   s.add_int("dataset.max_sentences", 0, "max sentences per batch (0: no limit)", 0);

@@ -1,0 +1,77 @@
+// Resuming csan-train with a recipe that differs from the checkpoint's: keys that define
+// the model, and other data (dictionaries), are one-line errors naming the key or file,
+// both values and the checkpoint; schedule keys such as max_update may change, and the
+// run logs what changed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "cli_runner.h"
+
+namespace fs = std::filesystem;
+using namespace csan::testing;
+
+namespace {
+
+std::string describe(const RunResult& r) { return "exit " + std::to_string(r.exit_code) + "\nstderr: " + r.err; }
+size_t count_lines(const std::string& s) { return std::count(s.begin(), s.end(), '\n'); }
+
+std::string make_data(const std::string& dir, const std::string& seed, const std::string& vocab) {
+  auto r = run({tool("csan-toy-corpus"), "--out-dir", dir + "/raw", "--train", "200", "--valid", "10", "--test", "5",
+                "--seed", seed, "--max-words", "6"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  r = run({bin("csan-preprocess"), "--source-lang", "src", "--target-lang", "tgt", "--trainpref", dir + "/raw/train",
+           "--validpref", dir + "/raw/valid", "--destdir", dir + "/bin", "--joined-dictionary", "--spm-vocab-size",
+           vocab, "--workers", "1"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  return dir + "/bin";
+}
+
+RunResult train(const std::string& data, const std::string& save, std::vector<std::string> extra) {
+  std::vector<std::string> args = {bin("csan-train"), std::string(CSAN_SOURCE_DIR) + "/recipes/tiny-transformer.yaml",
+                                   "--data", data, "--save-dir", save, "--max-tokens", "512"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run(args);
+}
+
+TEST(TrainResume, RecipeAndDataChangesAreCheckedAgainstTheCheckpoint) {
+  const std::string dir = make_temp_dir("train_resume");
+  const std::string data = make_data(dir + "/a", "5", "120");
+  const std::string save = dir + "/ckpt";
+  auto r = train(data, save, {"--max-update", "3"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const std::string checkpoint = save + "/checkpoint_last.pt";
+  ASSERT_TRUE(fs::exists(checkpoint));
+
+  // A model key: refused before anything is logged or written.
+  r = train(data, save, {"--max-update", "6", "--set", "model.decoder_layers=1"});
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_EQ(count_lines(r.err), 1u) << r.err;
+  for (const std::string& part : {std::string("model.decoder_layers"), std::string("is 1 but 2 in"), checkpoint})
+    EXPECT_NE(r.err.find(part), std::string::npos) << part << " in " << r.err;
+
+  // Another dictionary (other data): refused, naming the dictionary file and the checkpoint.
+  const std::string other = make_data(dir + "/b", "6", "100");
+  r = train(other, save, {"--max-update", "6"});
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_EQ(count_lines(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find(other + "/dict.src.txt: differs from the one in " + checkpoint), std::string::npos) << r.err;
+
+  // A schedule key: allowed, logged, and the run continues from update 3.
+  r = train(data, save, {"--max-update", "6"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.err.find("resumed from " + checkpoint + " at epoch "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(", update 3\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("recipe changes since " + checkpoint + ": optimization.max_update 3 -> 6"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("reached max_update 6"), std::string::npos) << r.err;
+
+  // The same recipe again: no change to report.
+  r = train(data, save, {"--max-update", "6"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(r.err.find("recipe changes"), std::string::npos) << r.err;
+}
+
+}  // namespace
