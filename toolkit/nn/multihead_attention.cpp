@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <typeinfo>
 
 #include "toolkit/core/error.h"
 #include "toolkit/nn/init.h"
@@ -46,6 +47,22 @@ torch::Tensor MultiheadAttentionImpl::split_heads(const torch::Tensor& x) const 
   return x.view({x.size(0), x.size(1), options_.num_heads, head_dim_}).transpose(1, 2);
 }
 
+namespace {
+
+// [N*G, H, Tq, d] -> [N, H, G*Tq, d]: the G query rows of each key row side by side.
+torch::Tensor stack_groups(const torch::Tensor& q, int64_t groups) {
+  const int64_t n = q.size(0) / groups, heads = q.size(1), tq = q.size(2), dim = q.size(3);
+  return q.reshape({n, groups, heads, tq, dim}).transpose(1, 2).reshape({n, heads, groups * tq, dim});
+}
+
+// The inverse of stack_groups.
+torch::Tensor unstack_groups(const torch::Tensor& x, int64_t groups, int64_t tq) {
+  const int64_t n = x.size(0), heads = x.size(1), dim = x.size(3);
+  return x.view({n, heads, groups, tq, dim}).transpose(1, 2).reshape({n * groups, heads, tq, dim});
+}
+
+}  // namespace
+
 torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const torch::Tensor& key,
                                               const torch::Tensor& value, const AttentionCall& call) {
   const int64_t batch = query.size(0), tq = query.size(1), d = options_.embed_dim;
@@ -73,25 +90,37 @@ torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const 
     k = call.state->at(k_name), v = call.state->at(v_name);
   } else {
     k = split_heads(k), v = split_heads(v);
-    if (call.state) {
-      if (!call.static_kv && call.state->has(k_name)) {
-        k = torch::cat({call.state->at(k_name), k}, 2);
-        v = torch::cat({call.state->at(v_name), v}, 2);
-      }
+    if (call.state && call.static_kv) {
       call.state->set(k_name, k);
       call.state->set(v_name, v);
+    } else if (call.state) {  // written in place into preallocated caches
+      k = call.state->append(k_name, k);
+      v = call.state->append(v_name, v);
     }
   }
   const int64_t tk = k.size(2);
+  torch::Tensor key_padding_mask = call.key_padding_mask;
+  // Keys/values with one row per sentence for `groups` consecutive query rows (the
+  // beams of a sentence in incremental decoding): a full-scope attention stacks the
+  // beams' queries so each sentence runs one product; other scopes see copies.
+  if (batch % k.size(0) != 0)
+    throw Error("attention: " + std::to_string(batch) + " query rows for " + std::to_string(k.size(0)) + " key rows");
+  int64_t groups = batch / k.size(0);
+  const AttentionScope& active_scope = *scope_;
+  if (groups > 1 && (call.causal || typeid(active_scope) != typeid(FullScope))) {
+    k = k.repeat_interleave(groups, 0), v = v.repeat_interleave(groups, 0);
+    if (key_padding_mask.defined()) key_padding_mask = key_padding_mask.repeat_interleave(groups, 0);
+    groups = 1;
+  }
+  if (groups > 1) q = stack_groups(q, groups);
 
   ScopeContext context{self_attention ? tk - tq : 0, call.causal, self_attention};
   const double dropout = is_training() ? options_.attention_dropout : 0.0;
-  torch::Tensor heads = scope_->attend({q, k, v, call.key_padding_mask, dropout}, context);
+  torch::Tensor heads = scope_->attend({q, k, v, key_padding_mask, dropout}, context);
   if (!heads.defined()) {
     torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1));  // [B, H, Tq, Tk]
     const double neg_inf = -std::numeric_limits<double>::infinity();
-    if (call.key_padding_mask.defined())
-      scores.masked_fill_(call.key_padding_mask.view({batch, 1, 1, tk}), neg_inf);
+    if (key_padding_mask.defined()) scores.masked_fill_(key_padding_mask.view({k.size(0), 1, 1, tk}), neg_inf);
     if (call.causal && tq > 1) {
       // Query i sits at absolute position (tk - tq + i) and sees keys up to it.
       auto future = torch::ones({tq, tk}, torch::dtype(torch::kBool).device(scores.device())).triu_(tk - tq + 1);
@@ -106,6 +135,7 @@ torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const 
     if (dropout > 0) probs = torch::dropout(probs, dropout, true);
     heads = torch::matmul(probs, v);  // [B, H, Tq, d]
   }
+  if (groups > 1) heads = unstack_groups(heads, groups, tq);
 
   torch::Tensor out = heads.transpose(1, 2).reshape({batch, tq, d});
   return out_proj(out);
