@@ -1,7 +1,10 @@
 #include "toolkit/nn/csan_attention.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
+#include <optional>
+#include <vector>
 
 #include "toolkit/core/error.h"
 
@@ -80,27 +83,66 @@ Blocks banded_blocks(int64_t tq, int64_t tk, int64_t shift, int64_t left, int64_
   return b;
 }
 
-// [B, X, T, d] -> [B, X, nb, d, S]: the keys each block of queries may reach.
+// The computation runs in the layout [B, nb, H, rows, cols]: batch, query block, head.
+// A dense call is one block, so its tensors are [B, 1, H, Tq, Tk] views.
+
+// [B, X, Tk, d] -> [B, nb, X, S, d]: the keys each block of queries may reach (a view,
+// after a zero-padded copy when the blocks run past the ends).
 torch::Tensor key_blocks(const torch::Tensor& x, const Blocks& b) {
+  if (b.count == 1 && !b.pad_left && !b.pad_right) return x.unsqueeze(1);
   torch::Tensor padded = b.pad_left || b.pad_right ? F::pad(x, F::PadFuncOptions({0, 0, b.pad_left, b.pad_right}))
                                                    : x;
-  return padded.unfold(2, b.keys, b.queries);
+  return padded.unfold(2, b.keys, b.queries).permute({0, 2, 1, 4, 3});
 }
 
-// [B, Tk] usable keys -> the hidden slots [B, 1, nb, W, 1, S] of each block.
-torch::Tensor hidden_slots(const torch::Tensor& usable, const Blocks& b, int64_t shift, int64_t left,
-                           int64_t right) {
+// [B, H, Tq, d] -> [B, nb, H, W, d].
+torch::Tensor query_blocks(const torch::Tensor& q, const Blocks& b) {
+  const int64_t missing = b.count * b.queries - q.size(2);
+  if (b.count == 1 && !missing) return q.unsqueeze(1);
+  torch::Tensor padded = missing ? F::pad(q, F::PadFuncOptions({0, 0, 0, missing})) : q;
+  return padded.view({q.size(0), q.size(1), b.count, b.queries, q.size(3)}).transpose(1, 2);
+}
+
+// The 2-D area's keys (or values) of every head side by side, [B, nb, H, (N+1) S, d],
+// in ONE gather from the blocks view: slot o of head h holds head heads[h][o]. The
+// result is contiguous, so the matmuls read it without another copy.
+torch::Tensor area_blocks(const torch::Tensor& blocks, const torch::Tensor& heads_flat, int64_t heads, int64_t area) {
+  torch::Tensor gathered = blocks.index_select(2, heads_flat);  // [B, nb, H (N+1), S, d]
+  return gathered.view({blocks.size(0), blocks.size(1), heads, area * blocks.size(3), blocks.size(4)});
+}
+
+struct Geometry {
+  Blocks b;
+  int64_t shift = 0, left = 0, right = 0, area = 1, heads = 1;
+};
+
+// The additive bias of the scores: 0 where query row r of a block may see key slot s of
+// area slot o, -inf elsewhere; [B or 1, nb, H or 1, W, (N+1) S] in the scores' dtype.
+// Adding it (rather than masked_fill) costs nothing in the backward pass: the gradient
+// of an addition of a constant passes through untouched.
+torch::Tensor window_bias(const torch::Tensor& usable, const Geometry& g, const HeadArea* table,
+                          torch::ScalarType dtype) {
+  const Blocks& b = g.b;
   auto opts = torch::TensorOptions().dtype(torch::kLong).device(usable.device());
   // key index - query position, for row r and slot s: s - pad_left - r - shift.
   torch::Tensor distance = torch::arange(b.keys, opts).view({1, b.keys}) -
-                           torch::arange(b.queries, opts).view({b.queries, 1}) - (b.pad_left + shift);
-  torch::Tensor in_window = distance.ge(-left).logical_and_(distance.le(right));  // [W, S]
+                           torch::arange(b.queries, opts).view({b.queries, 1}) - (b.pad_left + g.shift);
+  torch::Tensor in_window = distance.ge(-g.left).logical_and_(distance.le(g.right));  // [W, S]
   torch::Tensor own_position = distance.eq(0);
   torch::Tensor padded = F::pad(usable, F::PadFuncOptions({b.pad_left, b.pad_right}));  // false outside
-  torch::Tensor reachable = padded.unfold(1, b.keys, b.queries);                        // [B, nb, S]
-  torch::Tensor visible = reachable.unsqueeze(2).logical_and(in_window).logical_or_(own_position);
-  return visible.logical_not_().view({usable.size(0), 1, b.count, b.queries, 1, b.keys});
+  torch::Tensor reachable = padded.unfold(1, b.keys, b.queries);                        // [Bm, nb, S]
+  torch::Tensor visible = reachable.unsqueeze(2).logical_and(in_window).logical_or_(own_position);  // [Bm, nb, W, S]
+  visible = visible.unsqueeze(2).unsqueeze(4);  // [Bm, nb, 1, W, 1, S]
+  if (table && !table->all_exist)               // truncated edge heads: missing slots hidden
+    visible = visible.logical_and(table->exists.to(usable.device()).view({1, 1, g.heads, 1, g.area, 1}));
+  else
+    visible = visible.expand({-1, -1, -1, -1, g.area, -1});
+  visible = visible.reshape({visible.size(0), b.count, visible.size(2), b.queries, g.area * b.keys});
+  return torch::zeros(visible.sizes(), usable.options().dtype(dtype))
+      .masked_fill_(visible.logical_not(), -std::numeric_limits<double>::infinity());
 }
+
+int64_t device_code(const torch::Device& d) { return static_cast<int64_t>(d.type()) * 1000 + d.index(); }
 
 }  // namespace
 
@@ -109,59 +151,64 @@ torch::Tensor csan_attention(const torch::Tensor& q, const torch::Tensor& k_all,
   if (window.window < 1 || window.window % 2 == 0)
     throw Error("CSAN window must be odd (M+1 positions centred on the query), got " +
                 std::to_string(window.window));
-  const int64_t batch = q.size(0), heads = q.size(1), tq = q.size(2), dim = q.size(3);
-  const int64_t left = window.window / 2, right = call.causal ? 0 : window.window / 2;
+  const int64_t batch = q.size(0), heads = q.size(1), tq = q.size(2);
+  Geometry g;
+  g.left = window.window / 2, g.right = call.causal ? 0 : window.window / 2;
+  g.area = window.head_window, g.heads = heads;
 
   // Only keys some query can reach: an incremental decoding step costs O(M), not O(t).
-  const int64_t first = std::max<int64_t>(0, call.query_offset - left);
-  const int64_t last = std::min<int64_t>(k_all.size(2), call.query_offset + tq + right);
-  const int64_t tk = last - first, shift = call.query_offset - first;
+  const int64_t first = std::max<int64_t>(0, call.query_offset - g.left);
+  const int64_t last = std::min<int64_t>(k_all.size(2), call.query_offset + tq + g.right);
+  const int64_t tk = last - first;
+  g.shift = call.query_offset - first;
   torch::Tensor k = k_all.narrow(2, first, tk), v = v_all.narrow(2, first, tk);
-  torch::Tensor usable = call.key_padding_mask.defined()
-                             ? call.key_padding_mask.narrow(1, first, tk).logical_not()
-                             : torch::ones({batch, tk}, torch::dtype(torch::kBool).device(q.device()));
 
   const bool banded = call.path == CsanPath::Banded || (call.path == CsanPath::Auto && tk >= call.banded_from_length);
-  const Blocks b = banded ? banded_blocks(tq, tk, shift, left, right) : dense_blocks(tq, tk);
+  g.b = banded ? banded_blocks(tq, tk, g.shift, g.left, g.right) : dense_blocks(tq, tk);
+  const Blocks& b = g.b;
+  const auto device = q.device();
 
-  // The area's heads side by side: [B, H, N+1, Tk, d] (1-D: no copy).
-  const int64_t area = window.head_window;
-  torch::Tensor hidden = hidden_slots(usable, b, shift, left, right);  // [B, 1, nb, W, 1, S]
-  torch::Tensor k_area, v_area;
-  if (area == 1) {
-    k_area = k.unsqueeze(2), v_area = v.unsqueeze(2);
-  } else {
-    HeadArea table = head_area(heads, area, window.head_boundary);
-    auto device = q.device();
-    k_area = k.index_select(1, table.key_heads.flatten().to(device)).view({batch, heads, area, tk, dim});
-    v_area = v.index_select(1, table.value_heads.flatten().to(device)).view({batch, heads, area, tk, dim});
-    hidden = hidden.expand({batch, 1, b.count, b.queries, area, b.keys});
-    if (!table.all_exist)
-      hidden = hidden.logical_or(table.exists.logical_not().to(device).view({1, heads, 1, 1, area, 1}));
+  auto cached = [&](std::vector<int64_t> key, const torch::Tensor& padding, const std::function<torch::Tensor()>& f) {
+    if (!call.masks) return f();
+    key.push_back(device_code(device));
+    return call.masks->get(key, padding, first, tk, f);
+  };
+  std::optional<HeadArea> table;
+  if (g.area > 1) table = head_area(heads, g.area, window.head_boundary);
+
+  // Scores [B, nb, H, W, (N+1) S] of each block's queries against the keys it reaches.
+  torch::Tensor keys = key_blocks(k, b), values = key_blocks(v, b);
+  if (g.area > 1) {
+    auto indices = [&](int which) {
+      return cached({1, which, heads, g.area, static_cast<int64_t>(window.head_boundary)}, {}, [&] {
+        return (which == 0 ? table->key_heads : table->value_heads).flatten().to(device);
+      });
+    };
+    keys = area_blocks(keys, indices(0), heads, g.area);
+    values = area_blocks(values, indices(1), heads, g.area);
   }
-  hidden = hidden.reshape({batch, hidden.size(1), b.count, b.queries, area * b.keys});
+  torch::Tensor scores = torch::matmul(query_blocks(q, b), keys.transpose(-2, -1));
 
-  // Keys: [B, H, N+1, nb, d, S] -> [B, H, nb, d, (N+1) S]; values: [B, H, nb, (N+1) S, d].
-  torch::Tensor keys = key_blocks(k_area.flatten(1, 2), b)
-                           .view({batch, heads, area, b.count, dim, b.keys})
-                           .permute({0, 1, 3, 4, 2, 5})
-                           .reshape({batch, heads, b.count, dim, area * b.keys});
-  torch::Tensor values = key_blocks(v_area.flatten(1, 2), b)
-                             .view({batch, heads, area, b.count, dim, b.keys})
-                             .permute({0, 1, 3, 2, 5, 4})
-                             .reshape({batch, heads, b.count, area * b.keys, dim});
-  const int64_t padded_queries = b.count * b.queries;
-  torch::Tensor queries = padded_queries == tq ? q : F::pad(q, F::PadFuncOptions({0, 0, 0, padded_queries - tq}));
-  queries = queries.reshape({batch, heads, b.count, b.queries, dim});
+  const bool per_head = table && !table->all_exist;
+  torch::Tensor bias = cached(
+      {0, tq, tk, g.shift, g.left, g.right, b.count, b.queries, b.keys, b.pad_left, g.area,
+       per_head ? heads : 0, per_head ? static_cast<int64_t>(window.head_boundary) : -1,
+       static_cast<int64_t>(scores.scalar_type())},
+      call.key_padding_mask, [&] {
+        torch::Tensor usable = call.key_padding_mask.defined()
+                                   ? call.key_padding_mask.narrow(1, first, tk).logical_not()
+                                   : torch::ones({1, tk}, torch::dtype(torch::kBool).device(device));
+        return window_bias(usable, g, per_head ? &*table : nullptr, scores.scalar_type());
+      });
+  scores = scores + bias;
 
-  torch::Tensor scores = torch::matmul(queries, keys);  // [B, H, nb, W, (N+1) S]
-  scores.masked_fill_(hidden, -std::numeric_limits<double>::infinity());
   torch::Tensor probs = scores.scalar_type() == torch::kFloat
                             ? torch::softmax(scores, -1)
                             : torch::softmax(scores, -1, torch::kFloat).to(scores.scalar_type());
   if (call.dropout > 0) probs = torch::dropout(probs, call.dropout, true);
-  torch::Tensor out = torch::matmul(probs, values).view({batch, heads, padded_queries, dim});
-  return padded_queries == tq ? out : out.narrow(2, 0, tq);
+  torch::Tensor out = torch::matmul(probs, values);  // [B, nb, H, W, d]
+  out = b.count == 1 ? out.squeeze(1) : out.transpose(1, 2).reshape({batch, heads, b.count * b.queries, q.size(3)});
+  return b.count * b.queries == tq ? out : out.narrow(2, 0, tq);
 }
 
 }  // namespace csan::nn

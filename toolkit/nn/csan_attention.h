@@ -15,6 +15,8 @@
 
 #include <torch/torch.h>
 
+#include "toolkit/nn/csan_mask_cache.h"
+
 namespace csan::nn {
 
 // What the area does at the first and last heads, where h - N/2 or h + N/2 falls outside
@@ -59,6 +61,9 @@ struct CsanCall {
   double dropout = 0.0;            // on the attention weights (0: none)
   CsanPath path = CsanPath::Auto;
   int64_t banded_from_length = 96;
+  // Where window biases and head tables built for earlier calls with the same lengths
+  // and padding are reused (the windowed layers of one forward); null: built each call.
+  CsanMaskCache* masks = nullptr;
 };
 
 // q [B, H, Tq, d] (already scaled), k/v [B, H, Tk, d] -> per-head context [B, H, Tq, d].

@@ -51,8 +51,9 @@ CsanOptions CsanOptions::from_config(const core::Config& cfg) {
   return o;
 }
 
-CsanScope::CsanScope(const CsanWindow& window, int64_t banded_from_length, CsanPath path)
-    : window_(window), banded_from_length_(banded_from_length), path_(path) {}
+CsanScope::CsanScope(const CsanWindow& window, int64_t banded_from_length, CsanPath path,
+                     std::shared_ptr<CsanMaskCache> masks)
+    : window_(window), banded_from_length_(banded_from_length), path_(path), masks_(std::move(masks)) {}
 
 torch::Tensor CsanScope::attend(const HeadInputs& in, const ScopeContext& context) {
   if (!context.self_attention) return {};
@@ -63,6 +64,7 @@ torch::Tensor CsanScope::attend(const HeadInputs& in, const ScopeContext& contex
   call.dropout = in.dropout;
   call.path = path_;
   call.banded_from_length = banded_from_length_;
+  call.masks = masks_.get();
   return csan_attention(in.q, in.k, in.v, window_, call);
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,7 +35,9 @@ std::map<std::string, core::Value> csan_defaults();
 
 class CsanScope : public AttentionScope {
  public:
-  CsanScope(const CsanWindow& window, int64_t banded_from_length, CsanPath path = CsanPath::Auto);
+  // masks: shared with the other windowed layers (default: CsanMaskCache::shared()).
+  CsanScope(const CsanWindow& window, int64_t banded_from_length, CsanPath path = CsanPath::Auto,
+            std::shared_ptr<CsanMaskCache> masks = CsanMaskCache::shared());
 
   // Self-attention is computed by attend(); anything else falls back to full scope.
   torch::Tensor shape_scores(torch::Tensor scores, const ScopeContext&) override { return scores; }
@@ -46,6 +49,7 @@ class CsanScope : public AttentionScope {
   CsanWindow window_;
   int64_t banded_from_length_;
   CsanPath path_;
+  std::shared_ptr<CsanMaskCache> masks_;
 };
 
 }  // namespace csan::nn

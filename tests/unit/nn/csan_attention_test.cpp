@@ -80,11 +80,13 @@ torch::Tensor naive_2d(const Inputs& in, int64_t m, int64_t n, HeadBoundary boun
   return torch::stack(rows).view(in.q.sizes());
 }
 
-torch::Tensor run(const Inputs& in, int64_t m, int64_t n, HeadBoundary boundary, CsanPath path, bool causal = false) {
+torch::Tensor run(const Inputs& in, int64_t m, int64_t n, HeadBoundary boundary, CsanPath path, bool causal = false,
+                  CsanMaskCache* masks = nullptr) {
   CsanCall call;
   call.key_padding_mask = in.pad;
   call.path = path;
   call.causal = causal;
+  call.masks = masks;
   return csan_attention(in.q, in.k, in.v, CsanWindow{m + 1, n + 1, boundary}, call);
 }
 
@@ -129,16 +131,64 @@ std::string name(const Case& c, HeadBoundary boundary, CsanPath path) {
          std::to_string(static_cast<int>(path));
 }
 
+// Without a mask cache, and with one shared by every call of the test, so that entries
+// of other shapes, windows and boundaries sit in it (it must never hand out theirs).
 TEST(CsanAttention, MatchesNaiveEquationsWithGradients) {
+  CsanMaskCache cache(4);
   for (const Case& c : kCases)
     for (HeadBoundary boundary : {HeadBoundary::Truncate, HeadBoundary::Wrap, HeadBoundary::Authors}) {
       if (boundary != HeadBoundary::Truncate && c.n + 1 > c.heads) continue;
       Inputs in = random_inputs(c.heads, c.t, c.lengths);
       Result expected = with_gradients(in, [&] { return naive_2d(in, c.m, c.n, boundary); });
-      for (CsanPath path : {CsanPath::Dense, CsanPath::Banded, CsanPath::Auto})
-        expect_close(with_gradients(in, [&] { return run(in, c.m, c.n, boundary, path); }), expected,
-                     name(c, boundary, path));
+      for (CsanMaskCache* masks : {static_cast<CsanMaskCache*>(nullptr), &cache})
+        for (CsanPath path : {CsanPath::Dense, CsanPath::Banded, CsanPath::Auto})
+          expect_close(with_gradients(in, [&] { return run(in, c.m, c.n, boundary, path, false, masks); }), expected,
+                       name(c, boundary, path) + (masks ? " cached" : ""));
     }
+  EXPECT_GT(cache.hits(), 0u);  // Auto repeats Dense or Banded
+}
+
+// Consecutive batches of other lengths, other padding, or the same mask tensor changed
+// in place must not reuse a wrong bias; the same padding (even another tensor) does.
+TEST(CsanAttention, MaskCacheReusesOnlyMatchingPadding) {
+  CsanMaskCache cache;
+  torch::NoGradGuard no_grad;
+  auto check = [&](const Inputs& in, CsanPath path, size_t expected_hits, const std::string& what) {
+    auto fresh = run(in, 4, 2, HeadBoundary::Truncate, path);
+    auto cached = run(in, 4, 2, HeadBoundary::Truncate, path, false, &cache);
+    EXPECT_TRUE(torch::allclose(cached, fresh, 1e-6, 1e-6)) << what;
+    EXPECT_EQ(cache.hits(), expected_hits) << what;
+  };
+  // Head tables (keys, values) and the bias: 3 misses on the first call, then hits.
+  Inputs a = random_inputs(4, 12, {12, 7, 3});
+  check(a, CsanPath::Dense, 0, "first call");
+  check(a, CsanPath::Dense, 3, "same mask tensor");
+  Inputs longer = random_inputs(4, 20, {20, 7, 3});
+  check(longer, CsanPath::Dense, 5, "longer batch: tables hit, bias misses");
+  check(longer, CsanPath::Banded, 7, "banded blocks: bias misses");
+  Inputs other_padding = random_inputs(4, 12, {12, 9, 3});
+  check(other_padding, CsanPath::Dense, 9, "same shape, other padding: bias misses");
+  Inputs more_sentences = random_inputs(4, 12, {12, 7, 3, 12});
+  check(more_sentences, CsanPath::Dense, 11, "one more sentence: bias misses");
+  Inputs equal_copy = a;
+  equal_copy.pad = a.pad.clone();
+  check(equal_copy, CsanPath::Dense, 14, "equal padding in another tensor: all hit");
+  a.pad[1][6] = true;  // in place: the cached bias for this tensor is stale
+  check(a, CsanPath::Dense, 16, "mask changed in place: bias misses");
+  EXPECT_EQ(cache.misses(), 8u);
+  // Causal, decoding step by step: every step's window has its own geometry.
+  Inputs steps = random_inputs(4, 9, {9});
+  steps.pad = torch::Tensor();
+  auto full = run(steps, 4, 2, HeadBoundary::Wrap, CsanPath::Dense, true);
+  for (int64_t step = 0; step < 9; ++step) {
+    CsanCall call;
+    call.causal = true;
+    call.query_offset = step;
+    call.masks = &cache;
+    auto out = csan_attention(steps.q.narrow(2, step, 1), steps.k.narrow(2, 0, step + 1),
+                              steps.v.narrow(2, 0, step + 1), CsanWindow{5, 3, HeadBoundary::Wrap}, call);
+    EXPECT_TRUE(torch::allclose(out, full.narrow(2, step, 1), 1e-5, 1e-5)) << "step " << step;
+  }
 }
 
 TEST(CsanAttention, CausalLeftWindowMatchesNaive) {
@@ -252,6 +302,21 @@ TEST(CsanAttention, PaddingNeverLeaksAndNothingIsNaN) {
     torch::NoGradGuard no_grad;
     auto changed = run(other, 10, 2, HeadBoundary::Truncate, path);
     EXPECT_TRUE(torch::allclose(changed[1].narrow(1, 0, 3), r.out[1].narrow(1, 0, 3), 1e-6, 1e-6));
+  }
+}
+
+TEST(CsanAttention, HalfPrecisionScoresKeepTheirDtype) {
+  Inputs in = random_inputs(4, 20, {20, 11});
+  torch::NoGradGuard no_grad;
+  auto expected = run(in, 6, 2, HeadBoundary::Truncate, CsanPath::Dense);
+  for (CsanPath path : {CsanPath::Dense, CsanPath::Banded}) {
+    CsanCall call;
+    call.key_padding_mask = in.pad;
+    call.path = path;
+    auto out = csan_attention(in.q.to(torch::kBFloat16), in.k.to(torch::kBFloat16), in.v.to(torch::kBFloat16),
+                              CsanWindow{7, 3}, call);
+    EXPECT_EQ(out.scalar_type(), torch::kBFloat16);
+    EXPECT_LT((out.to(torch::kFloat) - expected).abs().max().item<float>(), 0.1);
   }
 }
 
