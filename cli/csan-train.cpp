@@ -34,6 +34,7 @@ const Flag kStringFlags[] = {
     {"arch", "model.arch", "architecture or preset (transformer_tiny, transformer_base, ...)"},
     {"distributed-init-method", "distributed_training.distributed_init_method", "tcp://HOST:PORT of rank 0, or env://"},
     {"distributed-backend", "distributed_training.distributed_backend", "gloo (CPU), nccl (CUDA) or auto"},
+    {"precision", "common.precision", "fp32 (default), bf16 (autocast), fp16 or amp (CUDA, loss scaling)"},
 };
 const Flag kIntFlags[] = {
     {"max-update", "optimization.max_update", "stop after N updates"},
@@ -51,6 +52,7 @@ const Flag kIntFlags[] = {
     {"distributed-rank", "distributed_training.distributed_rank", "this worker's rank (with --distributed-init-method)"},
     {"distributed-port", "distributed_training.distributed_port", "rendezvous port (Slurm; local launch)"},
     {"device-id", "distributed_training.device_id", "local rank / CUDA device of this worker"},
+    {"fp16-scale-window", "common.fp16_scale_window", "clean updates before the loss scale doubles"},
 };
 const Flag kDoubleFlags[] = {
     {"lr", "optimization.lr", "peak learning rate"},
@@ -58,6 +60,10 @@ const Flag kDoubleFlags[] = {
     {"distributed-timeout", "distributed_training.distributed_timeout",
      "seconds before a missing or hung worker is an error (default 300)"},
     {"bucket-cap-mb", "distributed_training.bucket_cap_mb", "gradient all-reduce bucket size in MB (default 25)"},
+    {"fp16-init-scale", "common.fp16_init_scale", "initial loss scale (fp16, amp)"},
+    {"fp16-scale-tolerance", "common.fp16_scale_tolerance", "overflow share tolerated before halving the scale"},
+    {"min-loss-scale", "common.min_loss_scale", "stop when the loss scale falls to this"},
+    {"threshold-loss-scale", "common.threshold_loss_scale", "the loss scale never drops below this"},
 };
 
 int train_main(int argc, char** argv) {

@@ -2,16 +2,78 @@
 
 #include "toolkit/core/error.h"
 #include "toolkit/training/optimizer.h"
+#include "toolkit/training/precision_autocast.h"
+#include "toolkit/training/precision_master_weights.h"
 
 namespace csan::training {
+
+namespace {
+
+void require_cuda(const std::string& name) {
+  if (!torch::cuda::is_available())
+    throw Error::for_key("common.precision", "'" + name +
+                                                 "' needs a CUDA GPU and none is available; use --precision bf16 "
+                                                 "(bf16 autocast, fast on CPUs with AVX-512 BF16)");
+}
+
+std::unique_ptr<PrecisionPolicy> make_policy(const std::string& name, const LossScalerOptions& scaler) {
+  if (name == "fp32") return std::make_unique<Fp32Precision>();
+  if (name == "bf16") return std::make_unique<AutocastPrecision>("bf16", torch::kBFloat16, std::nullopt);
+  if (name == "amp") {
+    require_cuda(name);
+    return std::make_unique<AutocastPrecision>("amp", torch::kHalf, scaler);
+  }
+  if (name == "fp16") {
+    require_cuda(name);
+    return std::make_unique<MasterWeightsPrecision>("fp16", torch::kHalf, scaler);
+  }
+  throw Error::for_key("common.precision", "unknown precision '" + name + "' (fp32, fp16, bf16, amp)");
+}
+
+}  // namespace
 
 void PrecisionPolicy::unscale_grads(const std::vector<torch::Tensor>& params, double multiplier) {
   multiply_grads(params, multiplier);
 }
 
+void declare_precision_options(core::ConfigSchema& s) {
+  s.add_string("common.precision", "fp32",
+               "numeric precision: fp32; bf16 (autocast, CPU or GPU); fp16 (fp16 model + fp32 master weights, "
+               "loss scaling, CUDA); amp (fp16 autocast + loss scaling, CUDA)",
+               {"fp32", "fp16", "bf16", "amp"});
+  s.add_double("common.fp16_init_scale", 128.0, "initial loss scale (fp16, amp)", 1e-30);
+  s.add_int("common.fp16_scale_window", std::nullopt,
+            "clean updates before the loss scale doubles (default: 2^14 / world size / update_freq)", 1);
+  s.add_double("common.fp16_scale_tolerance", 0.0,
+               "share of overflowing updates since the last rescale tolerated before halving the scale", 0.0, 1.0);
+  s.add_double("common.min_loss_scale", 1e-4, "stop with an error when the loss scale falls to this", 0.0);
+  s.add_double("common.threshold_loss_scale", std::nullopt, "the loss scale never drops below this", 0.0);
+}
+
+LossScalerOptions loss_scaler_options(const core::Config& cfg, int64_t data_parallel_size) {
+  LossScalerOptions scaler;
+  scaler.init_scale = cfg.get<double>("common.fp16_init_scale");
+  if (cfg.has("common.fp16_scale_window")) {
+    scaler.scale_window = cfg.get<int64_t>("common.fp16_scale_window");
+  } else {
+    const int64_t update_freq = cfg.has("optimization.update_freq") ? cfg.get<int64_t>("optimization.update_freq") : 1;
+    scaler.scale_window = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, data_parallel_size) /
+                                                   std::max<int64_t>(1, update_freq));
+  }
+  scaler.tolerance = cfg.get<double>("common.fp16_scale_tolerance");
+  scaler.min_loss_scale = cfg.get<double>("common.min_loss_scale");
+  if (cfg.has("common.threshold_loss_scale")) scaler.threshold = cfg.get<double>("common.threshold_loss_scale");
+  return scaler;
+}
+
+std::unique_ptr<PrecisionPolicy> make_precision_policy(const core::Config& cfg, int64_t data_parallel_size) {
+  return make_policy(cfg.get<std::string>("common.precision"), loss_scaler_options(cfg, data_parallel_size));
+}
+
 std::unique_ptr<PrecisionPolicy> make_precision_policy(const std::string& name) {
-  if (name == "fp32") return std::make_unique<Fp32Precision>();
-  throw Error::for_key("common.precision", "'" + name + "' is not available yet (only fp32)");
+  LossScalerOptions scaler;
+  scaler.scale_window = int64_t{1} << 14;
+  return make_policy(name, scaler);
 }
 
 }  // namespace csan::training

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 namespace csan::training {
 
@@ -44,6 +45,7 @@ void TrainLog::update(int64_t epoch, int64_t num_updates, const UpdateResult& r)
   if (r.skipped) ++interval_skipped_;
   else gnorm_sum_ += r.gnorm;
   lr_ = r.lr;
+  loss_scale_ = r.loss_scale;
   if (tty_) {
     const double elapsed = seconds_since(interval_start_);
     std::string tail = "epoch " + std::to_string(epoch) + " | loss " + fmt("%.3f", interval_.loss_bits()) +
@@ -52,6 +54,7 @@ void TrainLog::update(int64_t epoch, int64_t num_updates, const UpdateResult& r)
                        fmt("%.3f", gnorm_sum_ / std::max<int64_t>(1, interval_updates_ - interval_skipped_)) +
                        " | wps " + fmt("%.0f", interval_.ntokens / std::max(elapsed, 1e-9)) + " | ups " +
                        fmt("%.2f", interval_updates_ / std::max(elapsed, 1e-9));
+    if (loss_scale_ > 0) tail += " | loss_scale " + fmt("%.4g", loss_scale_);
     progress_.update(num_updates, tail);
   }
   if (num_updates % log_interval_ == 0 && !r.skipped) flush_interval(epoch, num_updates);
@@ -72,9 +75,10 @@ void TrainLog::flush_interval(int64_t epoch, int64_t num_updates) {
     info("epoch " + std::to_string(epoch) + " | update " + std::to_string(num_updates) + " | loss " +
          fmt("%.3f", interval_.loss_bits()) + " | nll " + fmt("%.3f", interval_.nll_bits()) + " | ppl " +
          fmt("%.2f", interval_.ppl()) + " | lr " + fmt("%.4g", lr_) + " | gnorm " + fmt("%.3f", gnorm) +
-         " | wps " + fmt("%.0f", wps) + " | ups " + fmt("%.2f", ups) + eta);
-  if (json_)
-    json_->write({{"kind", std::string("train")},
+         " | wps " + fmt("%.0f", wps) + " | ups " + fmt("%.2f", ups) +
+         (loss_scale_ > 0 ? " | loss_scale " + fmt("%.4g", loss_scale_) : std::string()) + eta);
+  if (json_) {
+    std::map<std::string, JsonLinesWriter::Value> record{{"kind", std::string("train")},
                   {"epoch", static_cast<long long>(epoch)},
                   {"update", static_cast<long long>(num_updates)},
                   {"loss", interval_.loss_bits()},
@@ -85,7 +89,10 @@ void TrainLog::flush_interval(int64_t epoch, int64_t num_updates) {
                   {"wps", wps},
                   {"ups", ups},
                   {"skipped", static_cast<long long>(interval_skipped_)},
-                  {"wall", seconds_since(run_start_)}});
+                  {"wall", seconds_since(run_start_)}};
+    if (loss_scale_ > 0) record["loss_scale"] = loss_scale_;
+    json_->write(record);
+  }
   interval_ = StepStats{};
   gnorm_sum_ = 0;
   interval_updates_ = interval_skipped_ = 0;

@@ -44,6 +44,7 @@ class TrainLog {
   // Running sums since the last plain/JSON line.
   StepStats interval_;
   double gnorm_sum_ = 0, lr_ = 0;
+  double loss_scale_ = 0;  // the latest (fp16/amp); 0: no loss scaling, not logged
   int64_t interval_updates_ = 0, interval_skipped_ = 0;
 };
 

@@ -145,9 +145,9 @@ int run_training(const core::Config& recipe) {
   context.joined_dictionary = src_dict == tgt_dict;
   TrainerParts parts;
   parts.model = models::build_model(cfg, context);
-  parts.precision = make_precision_policy(cfg.get<std::string>("common.precision"));
+  parts.precision = make_precision_policy(cfg, distributed.world_size);  // scale window per world size
   parts.precision->prepare_model(*parts.model);
-  parts.optimizer = build_optimizer(unique_parameters(*parts.model), cfg);
+  parts.optimizer = build_optimizer(parts.precision->optimizer_params(unique_parameters(*parts.model)), cfg);
   parts.lr_scheduler = build_lr_scheduler(cfg);
   parts.criterion = build_criterion(cfg, pad);
   if (distributed.distributed())
@@ -303,7 +303,11 @@ int run_training(const core::Config& recipe) {
     while (static_cast<int64_t>(group.size()) < update_freq && !epochs.end_of_epoch())
       group.push_back(to_tensors(train_data.collate(epochs.next())));
     const auto result = trainer.train_step(group);
-    if (result.skipped && result.stats.sample_size > 0) {
+    if (result.skipped && result.stats.sample_size > 0 && trainer.precision().scales_loss()) {
+      // Expected while the loss scale settles; the scaler stops at its minimum.
+      log.info("gradient overflow at update " + std::to_string(trainer.num_updates() + 1) +
+               "; update skipped, loss scale now " + std::to_string(trainer.precision().loss_scale()));
+    } else if (result.skipped && result.stats.sample_size > 0) {
       ++progress.nan_streak;
       log.info("warning: non-finite loss or gradient at update " + std::to_string(trainer.num_updates() + 1) +
                " (epoch " + std::to_string(epochs.epoch()) + "); update skipped");

@@ -47,6 +47,7 @@ StepStats unpack(const std::vector<double>& v) {
 
 Trainer::Trainer(TrainerParts parts) : parts_(std::move(parts)) {
   params_ = unique_parameters(*parts_.model);
+  optimizer_params_ = parts_.precision->optimizer_params(params_);
 }
 
 UpdateResult Trainer::train_step(const std::vector<TensorBatch>& micro_batches) {
@@ -60,7 +61,11 @@ UpdateResult Trainer::train_step(const std::vector<TensorBatch>& micro_batches) 
   StepStats local;
   for (const auto& batch : micro_batches) {
     if (batch.empty()) continue;  // padding batch of a short shard: contributes nothing
-    auto out = parts_.criterion->compute(model, batch);
+    CriterionOutput out;
+    {
+      AutocastGuard forward_precision(parts_.precision->autocast());
+      out = parts_.criterion->compute(model, batch);
+    }
     parts_.precision->scale_loss(out.loss).backward();
     local.add(out);
   }
@@ -81,15 +86,17 @@ UpdateResult Trainer::train_step(const std::vector<TensorBatch>& micro_batches) 
     return result;
   }
   parts_.precision->unscale_grads(params_, 1.0 / static_cast<double>(result.stats.sample_size));
-  result.gnorm = clip_grad_norm(params_, parts_.clip_norm);
+  result.gnorm = clip_grad_norm(optimizer_params_, parts_.clip_norm);
   const bool overflow = !std::isfinite(result.gnorm) || !std::isfinite(result.stats.loss_sum);
   parts_.precision->after_update(overflow);
+  if (parts_.precision->scales_loss()) result.loss_scale = parts_.precision->loss_scale();
   if (overflow) {
     parts_.optimizer->zero_grad();
     result.skipped = true;
     return result;
   }
   parts_.optimizer->step();
+  parts_.precision->after_step();
   ++num_updates_;
   return result;
 }
@@ -100,6 +107,7 @@ StepStats Trainer::valid_step(const TensorBatch& batch) {
     torch::NoGradGuard no_grad;
     auto& model = *parts_.model;
     model.eval();
+    AutocastGuard forward_precision(parts_.precision->autocast());
     stats.add(parts_.criterion->compute(model, batch));
   }
   return stats;

@@ -40,6 +40,7 @@ struct UpdateResult {
   bool skipped = false;  // non-finite loss or gradients: no step taken
   double gnorm = 0;
   double lr = 0;
+  double loss_scale = 0;  // after this update (fp16/amp); 0 without loss scaling
   int stop_signal = 0;  // SIGINT/SIGTERM received by any rank before this update's all-reduce
 };
 
@@ -55,7 +56,8 @@ struct TrainerParts {
 
 class Trainer {
  public:
-  // parts.optimizer must have been built over params() of the (prepared) model.
+  // parts.optimizer must have been built over parts.precision->optimizer_params() of the
+  // (prepared) model's unique_parameters().
   explicit Trainer(TrainerParts parts);
 
   UpdateResult train_step(const std::vector<TensorBatch>& micro_batches);
@@ -78,6 +80,7 @@ class Trainer {
  private:
   TrainerParts parts_;
   std::vector<torch::Tensor> params_;
+  std::vector<torch::Tensor> optimizer_params_;  // params_ or their fp32 master copies
   int64_t num_updates_ = 0;
 };
 

@@ -5,6 +5,7 @@
 #include "toolkit/training/distributed_setup.h"
 #include "toolkit/training/lr_scheduler.h"
 #include "toolkit/training/optimizer.h"
+#include "toolkit/training/precision.h"
 #include "toolkit/training/validation_hooks.h"
 
 namespace csan::training {
@@ -48,7 +49,7 @@ void declare_training_options(core::ConfigSchema& s) {
 
   s.add_int("common.seed", 1, "random seed (weights, dropout, batch order)", 0);
   s.add_int("common.log_interval", 100, "updates between plain log lines", 1);
-  s.add_string("common.precision", "fp32", "numeric precision", {"fp32"});
+  declare_precision_options(s);
 
   declare_criterion_options(s);
   declare_optimizer_options(s);
