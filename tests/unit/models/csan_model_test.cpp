@@ -163,6 +163,38 @@ TEST(CsanModel, DenseAndBandedPathsAgreeWithGradients) {
   }
 }
 
+// The windowed layers share one mask cache: the second layer reuses the first's bias,
+// and batches of other lengths or padding in between never get a stale one.
+TEST(CsanModel, ConsecutiveBatchesOfOtherShapesGetTheirOwnMasks) {
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(9);
+  auto model = build("model:\n  arch: csan2d_tiny\n  share_all_embeddings: true\n  csan:\n    window: 3\n"
+                     "    encoder_layers: [0, 1]\n");
+  model->eval();
+  struct Batch {
+    torch::Tensor src, lengths, prev;
+  };
+  std::vector<Batch> batches;
+  for (auto [t, lengths] : std::vector<std::pair<int64_t, std::vector<int64_t>>>{
+           {9, {9, 6}}, {14, {14, 14, 5}}, {9, {9, 3}}, {9, {9, 6}}, {120, {120, 100}}}) {
+    const auto sentences = static_cast<int64_t>(lengths.size());
+    Batch b{tokens(sentences, t), torch::tensor(lengths), tokens(sentences, 7)};
+    for (size_t i = 0; i < lengths.size(); ++i)
+      b.src[i].narrow(0, lengths[i], t - lengths[i]).fill_(1);
+    batches.push_back(b);
+  }
+  auto& cache = *nn::CsanMaskCache::shared();
+  std::vector<torch::Tensor> in_a_row;
+  const size_t hits_before = cache.hits();
+  for (const auto& b : batches) in_a_row.push_back(model->forward(b.src, b.lengths, b.prev));
+  EXPECT_GE(cache.hits() - hits_before, batches.size() * 3);  // layer 1: bias + 2 head tables
+  for (size_t i = 0; i < batches.size(); ++i) {
+    cache.clear();
+    auto alone = model->forward(batches[i].src, batches[i].lengths, batches[i].prev);
+    EXPECT_TRUE(torch::equal(alone, in_a_row[i])) << "batch " << i;
+  }
+}
+
 TEST(CsanModel, IncrementalDecodingWithLeftWindowMatchesFullDecoding) {
   torch::NoGradGuard no_grad;
   for (const std::string arch : {"csan1d_tiny", "csan2d_tiny"}) {
