@@ -146,6 +146,10 @@ int64_t device_code(const torch::Device& d) { return static_cast<int64_t>(d.type
 
 }  // namespace
 
+int64_t automatic_banded_from_length(const CsanWindow& window) {
+  return (window.head_window == 1 ? 16 : 9) * window.window;
+}
+
 torch::Tensor csan_attention(const torch::Tensor& q, const torch::Tensor& k_all, const torch::Tensor& v_all,
                              const CsanWindow& window, const CsanCall& call) {
   if (window.window < 1 || window.window % 2 == 0)
@@ -163,7 +167,9 @@ torch::Tensor csan_attention(const torch::Tensor& q, const torch::Tensor& k_all,
   g.shift = call.query_offset - first;
   torch::Tensor k = k_all.narrow(2, first, tk), v = v_all.narrow(2, first, tk);
 
-  const bool banded = call.path == CsanPath::Banded || (call.path == CsanPath::Auto && tk >= call.banded_from_length);
+  const int64_t banded_from =
+      call.banded_from_length > 0 ? call.banded_from_length : automatic_banded_from_length(window);
+  const bool banded = call.path == CsanPath::Banded || (call.path == CsanPath::Auto && tk >= banded_from);
   g.b = banded ? banded_blocks(tq, tk, g.shift, g.left, g.right) : dense_blocks(tq, tk);
   const Blocks& b = g.b;
   const auto device = q.device();

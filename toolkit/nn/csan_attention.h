@@ -51,7 +51,8 @@ HeadArea head_area(int64_t heads, int64_t head_window, HeadBoundary boundary);
 
 // Dense: one [Tq, (N+1) Tk] score block per head, masked to the window; cost O(I^2).
 // Banded: blocks of queries against only the keys their windows reach; cost O(I*M).
-// Auto: banded once the keys a query could see reach banded_from_length.
+// Auto: banded once the keys a query could see reach banded_from_length, or, when that
+// is 0, the measured crossover (automatic_banded_from_length).
 enum class CsanPath { Auto, Dense, Banded };
 
 struct CsanCall {
@@ -60,11 +61,18 @@ struct CsanCall {
   bool causal = false;             // keys after the query are hidden (left-only window)
   double dropout = 0.0;            // on the attention weights (0: none)
   CsanPath path = CsanPath::Auto;
-  int64_t banded_from_length = 96;
+  int64_t banded_from_length = 0;  // 0: automatic_banded_from_length(window)
   // Where window biases and head tables built for earlier calls with the same lengths
   // and padding are reused (the windowed layers of one forward); null: built each call.
   CsanMaskCache* masks = nullptr;
 };
+
+// Where the banded path overtakes the dense one, from bench-csan --attention (8 heads x
+// 64, 4096 tokens per batch, 1 thread, forward + backward, window 11, lengths 16-256 in
+// one run): 1-D dense ~ banded near 176 keys, 2-D near 96 (its dense scores are (N+1)
+// times wider, so banding pays off sooner). Dense costs grow with T and banded with M,
+// so the crossover is kept proportional to the window: 16 windows for 1-D, 9 for 2-D.
+int64_t automatic_banded_from_length(const CsanWindow& window);
 
 // q [B, H, Tq, d] (already scaled), k/v [B, H, Tk, d] -> per-head context [B, H, Tq, d].
 torch::Tensor csan_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,

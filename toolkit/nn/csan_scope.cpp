@@ -21,7 +21,9 @@ void declare_csan_options(core::ConfigSchema& s) {
   s.add_int_list("model.csan.decoder_layers", std::nullopt,
                  "CSAN: decoder layers whose self-attention gets the left half of the window", 0);
   s.add_int("model.csan.banded_from_length", std::nullopt,
-            "CSAN: use the banded O(I*M) computation from this many keys on (shorter: masked dense)", 1);
+            "CSAN: use the banded O(I*M) computation from this many keys on (shorter: masked dense); "
+            "0: the measured crossover, 16 windows for 1-D and 9 for 2-D",
+            0);
 }
 
 std::map<std::string, core::Value> csan_defaults() {

@@ -20,7 +20,7 @@ struct CsanOptions {
   CsanWindow window;
   std::vector<int64_t> encoder_layers{0, 1, 2};  // self-attention layers with the window
   std::vector<int64_t> decoder_layers;           // decoder self-attention: left-only window
-  int64_t banded_from_length = 96;
+  int64_t banded_from_length = 0;  // 0: the measured crossover (automatic_banded_from_length)
   CsanPath path = CsanPath::Auto;
 
   // Reads "model.csan.*"; throws csan::Error naming the key for an even window.

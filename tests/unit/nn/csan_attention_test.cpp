@@ -305,6 +305,13 @@ TEST(CsanAttention, PaddingNeverLeaksAndNothingIsNaN) {
   }
 }
 
+// The measured crossover (bench-csan --attention), proportional to the window.
+TEST(CsanAttention, AutomaticCrossoverFollowsTheWindow) {
+  EXPECT_EQ(automatic_banded_from_length(CsanWindow{11, 1}), 176);
+  EXPECT_EQ(automatic_banded_from_length(CsanWindow{11, 3}), 99);
+  EXPECT_EQ(automatic_banded_from_length(CsanWindow{5, 3}), 45);
+}
+
 TEST(CsanAttention, HalfPrecisionScoresKeepTheirDtype) {
   Inputs in = random_inputs(4, 20, {20, 11});
   torch::NoGradGuard no_grad;
