@@ -36,6 +36,15 @@ class EncoderDecoderModel : public torch::nn::Module {
     return decode(prev_output_tokens, encode(src_tokens, src_lengths));
   }
 
+  // Logits [N, V] of the target positions `positions` (int64 [N] into the flattened
+  // [B * T]) only: training never needs the vocabulary-wide logits at padding, and a
+  // model may skip computing them. The default computes all and selects.
+  virtual torch::Tensor forward_positions(const torch::Tensor& src_tokens, const torch::Tensor& src_lengths,
+                                          const torch::Tensor& prev_output_tokens, const torch::Tensor& positions) {
+    auto logits = forward(src_tokens, src_lengths, prev_output_tokens);
+    return logits.reshape({-1, logits.size(-1)}).index_select(0, positions);
+  }
+
   virtual int64_t max_source_positions() const = 0;
   virtual int64_t max_target_positions() const = 0;
 };

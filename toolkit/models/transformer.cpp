@@ -31,6 +31,12 @@ torch::Tensor TransformerModel::decode(const torch::Tensor& prev_output_tokens, 
   return decoder(prev_output_tokens, encoder_out, state);
 }
 
+torch::Tensor TransformerModel::forward_positions(const torch::Tensor& src_tokens, const torch::Tensor& src_lengths,
+                                                const torch::Tensor& prev_output_tokens,
+                                                const torch::Tensor& positions) {
+  return decoder(prev_output_tokens, encode(src_tokens, src_lengths), nullptr, positions);
+}
+
 void TransformerModel::for_each_attention(
     const std::function<void(const nn::AttentionSite&, nn::MultiheadAttention&)>& visit) {
   const int64_t heads = options_.layer.heads;

@@ -25,6 +25,9 @@ class TransformerModel : public EncoderDecoderModel {
   EncoderOut encode(const torch::Tensor& src_tokens, const torch::Tensor& src_lengths) override;
   torch::Tensor decode(const torch::Tensor& prev_output_tokens, const EncoderOut& encoder_out,
                        nn::IncrementalState* state = nullptr) override;
+  // Projects only the selected positions onto the vocabulary.
+  torch::Tensor forward_positions(const torch::Tensor& src_tokens, const torch::Tensor& src_lengths,
+                                  const torch::Tensor& prev_output_tokens, const torch::Tensor& positions) override;
   int64_t max_source_positions() const override { return options_.max_source_positions; }
   int64_t max_target_positions() const override { return options_.max_target_positions; }
 

@@ -35,7 +35,7 @@ TransformerDecoderImpl::TransformerDecoderImpl(const TransformerOptions& options
 }
 
 torch::Tensor TransformerDecoderImpl::forward(const torch::Tensor& prev_output_tokens, const EncoderOut& encoder_out,
-                                              nn::IncrementalState* state) {
+                                              nn::IncrementalState* state, const torch::Tensor& positions) {
   // With a state, positions [0, cached) are in the self-attention caches already.
   int64_t cached = 0;
   const std::string first_cache = layer_key(0) + ".self_attn.prev_key";
@@ -51,6 +51,7 @@ torch::Tensor TransformerDecoderImpl::forward(const torch::Tensor& prev_output_t
   for (const auto& layer : *layers)
     x = layer->as<nn::DecoderLayer>()->forward(x, encoder_out.out, attention_mask, state);
   if (layer_norm) x = layer_norm(x);
+  if (positions.defined()) x = x.reshape({-1, x.size(-1)}).index_select(0, positions);
   return torch::nn::functional::linear(x, tied_ ? embed_tokens->weight : output_projection);
 }
 

@@ -20,8 +20,9 @@ class TransformerDecoderImpl : public torch::nn::Module {
   TransformerDecoderImpl(const TransformerOptions& options, TokenEmbedding embed_tokens,
                          bool embedding_owned_elsewhere, int64_t padding_idx);
   // Logits [B, T', V]: T' = T, or with a state only the positions not yet cached.
+  // With `positions` (int64 [N] into the flattened [B * T']): logits [N, V] of those only.
   torch::Tensor forward(const torch::Tensor& prev_output_tokens, const EncoderOut& encoder_out,
-                        nn::IncrementalState* state);
+                        nn::IncrementalState* state, const torch::Tensor& positions = {});
 
   TokenEmbedding embed_tokens{nullptr};
   nn::PositionalEmbedding embed_positions{nullptr};

@@ -25,7 +25,7 @@ torch::Tensor DecoderLayerImpl::forward(torch::Tensor x, const torch::Tensor& en
   self_call.state = state;
   self_call.cache_key = cache_key_ + ".self_attn";
   x = self_attn(x, x, x, self_call);
-  x = residual + dropout_if(x, options_.dropout, training);
+  x = add_dropout_if(residual, x, options_.dropout, training);
   if (!pre) x = self_attn_layer_norm(x);
 
   residual = x;
@@ -36,12 +36,12 @@ torch::Tensor DecoderLayerImpl::forward(torch::Tensor x, const torch::Tensor& en
   cross_call.cache_key = cache_key_ + ".encoder_attn";
   cross_call.static_kv = true;
   x = encoder_attn(x, encoder_out, encoder_out, cross_call);
-  x = residual + dropout_if(x, options_.dropout, training);
+  x = add_dropout_if(residual, x, options_.dropout, training);
   if (!pre) x = encoder_attn_layer_norm(x);
 
   residual = x;
   if (pre) x = final_layer_norm(x);
-  x = residual + dropout_if(ffn(x), options_.dropout, training);
+  x = add_dropout_if(residual, ffn(x), options_.dropout, training);
   if (!pre) x = final_layer_norm(x);
   return x;
 }

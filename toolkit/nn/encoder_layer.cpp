@@ -16,12 +16,12 @@ torch::Tensor EncoderLayerImpl::forward(torch::Tensor x, const torch::Tensor& pa
   AttentionCall call;
   call.key_padding_mask = padding_mask;
   x = self_attn(x, x, x, call);
-  x = residual + dropout_if(x, options_.dropout, training);
+  x = add_dropout_if(residual, x, options_.dropout, training);
   if (!pre) x = self_attn_layer_norm(x);
 
   residual = x;
   if (pre) x = final_layer_norm(x);
-  x = residual + dropout_if(ffn(x), options_.dropout, training);
+  x = add_dropout_if(residual, ffn(x), options_.dropout, training);
   if (!pre) x = final_layer_norm(x);
   return x;
 }

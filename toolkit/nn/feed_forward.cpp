@@ -1,6 +1,7 @@
 #include "toolkit/nn/feed_forward.h"
 
 #include "toolkit/core/error.h"
+#include "toolkit/nn/fused_dropout.h"
 #include "toolkit/nn/init.h"
 
 namespace csan::nn {
@@ -20,7 +21,7 @@ FeedForwardImpl::FeedForwardImpl(const FeedForwardOptions& options) : options_(o
 torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
   torch::Tensor h = fc1(x);
   h = gelu_ ? torch::gelu(h) : torch::relu_(h);
-  if (is_training() && options_.activation_dropout > 0) h = torch::dropout(h, options_.activation_dropout, true);
+  if (is_training() && options_.activation_dropout > 0) h = fused_dropout(h, options_.activation_dropout);
   return fc2(h);
 }
 

@@ -5,6 +5,8 @@
 #include <typeinfo>
 
 #include "toolkit/core/error.h"
+#include "toolkit/nn/fused_attention.h"
+#include "toolkit/nn/speed_switches.h"
 #include "toolkit/nn/init.h"
 
 namespace csan::nn {
@@ -84,6 +86,13 @@ torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const 
         k = project(key, 1, 1), v = project(value, 2, 1);
       }
     }
+  }
+  // The fused kernel implements the default scope only, without attention dropout.
+  const bool fusable = !call.state && speed_switches().fast_attention && typeid(*scope_) == typeid(FullScope) &&
+                       !(is_training() && options_.attention_dropout > 0) && q.scalar_type() == torch::kFloat &&
+                       q.device().is_cpu() && fused_attention_available();
+  if (fusable) {
+    return out_proj(fused_attention(q, k, v, call.key_padding_mask, call.causal, options_.num_heads, scaling_));
   }
   q = split_heads(q).mul(scaling_);  // fairseq scales q after its bias
   if (kv_cached) {

@@ -26,9 +26,10 @@ struct TransformerLayerOptions {
   FeedForwardOptions feed_forward() const { return {embed_dim, ffn_dim, activation, activation_dropout}; }
 };
 
-inline torch::Tensor dropout_if(const torch::Tensor& x, double p, bool training) {
-  return training && p > 0 ? torch::dropout(x, p, true) : x;
-}
+// Dropout of x in training with p > 0, else x (fused_dropout.h).
+torch::Tensor dropout_if(const torch::Tensor& x, double p, bool training);
+// residual + dropout_if(x, p, training), in one pass in training.
+torch::Tensor add_dropout_if(const torch::Tensor& residual, const torch::Tensor& x, double p, bool training);
 
 inline torch::nn::LayerNorm layer_norm(int64_t dim) {
   return torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim}).eps(1e-5));

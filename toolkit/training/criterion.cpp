@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "toolkit/nn/speed_switches.h"
 #include "toolkit/training/label_smoothed_cross_entropy.h"
 
 namespace csan::training {
@@ -14,8 +15,18 @@ class LabelSmoothedCrossEntropyCriterion : public Criterion {
   LabelSmoothedCrossEntropyCriterion(double epsilon, int64_t pad) : epsilon_(epsilon), pad_(pad) {}
 
   CriterionOutput compute(models::EncoderDecoderModel& model, const TensorBatch& batch) override {
-    auto logits = model.forward(batch.src_tokens, batch.src_lengths, batch.prev_output_tokens);
-    auto result = label_smoothed_cross_entropy(logits, batch.target, epsilon_, pad_);
+    torch::Tensor logits, target;
+    if (nn::speed_switches().fused_criterion) {
+      // Padding positions contribute nothing: never project them onto the vocabulary.
+      const auto flat_target = batch.target.reshape({-1});
+      const auto positions = flat_target.ne(pad_).nonzero().squeeze(1);
+      logits = model.forward_positions(batch.src_tokens, batch.src_lengths, batch.prev_output_tokens, positions);
+      target = flat_target.index_select(0, positions);
+    } else {
+      logits = model.forward(batch.src_tokens, batch.src_lengths, batch.prev_output_tokens);
+      target = batch.target;
+    }
+    auto result = label_smoothed_cross_entropy(logits, target, epsilon_, pad_);
     CriterionOutput out;
     out.loss = result.loss;
     out.loss_sum = result.loss.item<double>();

@@ -1,0 +1,22 @@
+#include "toolkit/core/allocator_tuning.h"
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+namespace csan::core {
+
+bool keep_large_allocations_mapped() {
+#if defined(__GLIBC__)
+  // M_MMAP_MAX 0: no allocation is served by its own mmap (the threshold itself cannot
+  // exceed 32 MiB, smaller than a vocabulary-wide logits buffer). Huge trim threshold:
+  // the heap top is not given back below 1 GiB of free space.
+  bool ok = mallopt(M_MMAP_MAX, 0) == 1;
+  ok = mallopt(M_TRIM_THRESHOLD, 1 << 30) == 1 && ok;
+  return ok;
+#else
+  return false;
+#endif
+}
+
+}  // namespace csan::core

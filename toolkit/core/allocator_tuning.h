@@ -1,0 +1,16 @@
+// Keeps the large per-step buffers of training mapped between steps. glibc serves
+// allocations above its mmap threshold (128 KiB to 32 MiB, adaptive) with fresh
+// mmap/munmap and trims the heap top back to the kernel, so every training step
+// page-faults its activations and gradients in again (about 14% of fairseq's CPU time
+// on this machine kind, see shared/specs/cpu-performance.md). Call once at start-up,
+// before the first large allocation.
+#pragma once
+
+namespace csan::core {
+
+// Serves every allocation from the heap and never trims it: freed blocks are reused
+// by the next step instead of being unmapped. Memory then stays at the peak of a step.
+// Returns false if the C library refused the settings (non-glibc builds: no effect).
+bool keep_large_allocations_mapped();
+
+}  // namespace csan::core
