@@ -223,6 +223,43 @@ TEST_F(GenerateCli, RawInputWithSentencePieceEqualsBinarizedData) {
   EXPECT_EQ(piped.out, expected[2] + "\n\n" + expected[4] + "\n");
 }
 
+// transformer_tiny has 256 source positions. A line of 100 test sentences (over 400
+// pieces) is cut to its first 255 pieces plus </s>, with a warning naming the line and a
+// count in the summary; it still gets a translation, and its neighbours are unaffected.
+TEST_F(GenerateCli, OverLongInputLinesAreTruncatedWithWarningAndCount) {
+  const auto sources = split_lines(slurp(dir_ + "/raw/test.src"));
+  ASSERT_GE(sources.size(), 100u);
+  std::string long_line;
+  for (size_t i = 0; i < 100; ++i) long_line += (i ? " " : "") + sources[i];
+  auto plain = generate({"--input", "-", "--output-format", "plain"}, sources[2] + "\n" + sources[4] + "\n");
+  ASSERT_EQ(plain.exit_code, 0) << describe(plain);
+  EXPECT_EQ(plain.err.find("truncated"), std::string::npos) << plain.err;
+  const auto expected = split_lines(plain.out);
+  ASSERT_EQ(expected.size(), 2u);
+
+  // The same long line twice over truncates to the same source: the same translation.
+  auto r = generate({"--input", "-", "--output-format", "plain"},
+                    sources[2] + "\n" + long_line + "\n" + long_line + " " + long_line + "\n" + sources[4] + "\n");
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const auto lines = split_lines(r.out);
+  ASSERT_EQ(lines.size(), 4u) << r.out;
+  EXPECT_EQ(lines[0], expected[0]);
+  EXPECT_EQ(lines[3], expected[1]);
+  EXPECT_FALSE(lines[1].empty());
+  EXPECT_EQ(lines[1], lines[2]);
+  EXPECT_NE(r.err.find("warning: <stdin>:2: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("warning: <stdin>:3: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("truncated to 256"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("warning: <stdin>:1:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("2 source sentence(s) truncated to 256 tokens"), std::string::npos) << r.err;
+
+  // In fairseq format the count is part of the printed summary.
+  auto fairseq = generate({"--input", "-"}, long_line + "\n");
+  ASSERT_EQ(fairseq.exit_code, 0) << describe(fairseq);
+  EXPECT_NE(fairseq.out.find("\n1 source sentence(s) truncated to 256 tokens\n"), std::string::npos) << fairseq.out;
+  EXPECT_EQ(by_kind(fairseq.out)["H"].size(), 1u);
+}
+
 TEST_F(GenerateCli, BadInputIsOneLineErrorNamingIt) {
   auto expect_error = [](const RunResult& r, const std::string& needle) {
     EXPECT_NE(r.exit_code, 0);

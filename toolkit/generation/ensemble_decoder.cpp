@@ -14,14 +14,16 @@ EnsembleDecoder::EnsembleDecoder(std::vector<std::shared_ptr<models::EncoderDeco
 }
 
 void EnsembleDecoder::start(const torch::Tensor& src_tokens, const torch::Tensor& src_lengths,
-                            int64_t rows_per_sentence) {
-  const auto expand = torch::arange(src_tokens.size(0), torch::dtype(torch::kLong).device(src_tokens.device()))
-                          .repeat_interleave(rows_per_sentence);
+                            int64_t rows_per_sentence, int64_t max_positions) {
+  if (rows_per_sentence < 1) throw Error("generation: rows per sentence must be positive");
   encoder_outs_.clear();
   states_.assign(models_.size(), nn::IncrementalState());
+  for (auto& state : states_) state.reserve(max_positions);
   for (auto& m : models_) {
     models::EncoderOut out = m->encode(src_tokens, src_lengths);
-    if (rows_per_sentence > 1) out.reorder(expand);
+    // Checked once here rather than at every step: a batch without source padding
+    // needs no mask.
+    if (out.padding_mask.defined() && !out.padding_mask.any().item<bool>()) out.padding_mask = torch::Tensor();
     encoder_outs_.push_back(std::move(out));
   }
 }
@@ -39,10 +41,13 @@ torch::Tensor EnsembleDecoder::step(const torch::Tensor& prefix) {
   return sum - std::log(static_cast<double>(models_.size()));
 }
 
-void EnsembleDecoder::reorder(const torch::Tensor& new_order, bool batch_shrank) {
+void EnsembleDecoder::reorder(const torch::Tensor& new_order, const torch::Tensor& sentences) {
   for (size_t i = 0; i < models_.size(); ++i) {
-    states_[i].reorder(new_order);
-    if (batch_shrank) encoder_outs_[i].reorder(new_order);
+    states_[i].reorder_beams(new_order, sentences);
+    if (!sentences.defined()) continue;
+    auto& out = encoder_outs_[i];
+    out.out = out.out.index_select(0, sentences);
+    if (out.padding_mask.defined()) out.padding_mask = out.padding_mask.index_select(0, sentences);
   }
 }
 

@@ -19,16 +19,20 @@ class EnsembleDecoder {
   explicit EnsembleDecoder(std::vector<std::shared_ptr<models::EncoderDecoderModel>> models,
                            double temperature = 1.0);
 
-  // Encodes src_tokens [B, S] once per sentence, then repeats each sentence's encoder
-  // output `rows_per_sentence` times (beams) and starts empty caches.
-  void start(const torch::Tensor& src_tokens, const torch::Tensor& src_lengths, int64_t rows_per_sentence);
+  // Encodes src_tokens [B, S] once per sentence and starts empty caches for
+  // `rows_per_sentence` rows (beams) of each sentence, room for `max_positions` tokens.
+  // The encoder output and the encoder-side keys/values stay one row per sentence: the
+  // beams of a sentence share them (MultiheadAttention groups the beams' queries).
+  void start(const torch::Tensor& src_tokens, const torch::Tensor& src_lengths, int64_t rows_per_sentence,
+             int64_t max_positions = 16);
   // prefix [R, t+1] (starting with </s>): log-probabilities [R, V] of token t+1. Only the
   // newest token runs through the decoders; earlier ones are read from the caches.
   torch::Tensor step(const torch::Tensor& prefix);
-  // Keeps rows new_order [R'] of every cache. `batch_shrank` also selects the encoder
-  // outputs: when rows are only permuted within their sentence, the encoder output of
-  // every row of a sentence is the same, so that copy is skipped.
-  void reorder(const torch::Tensor& new_order, bool batch_shrank);
+  // Keeps rows new_order [R'] of the self-attention caches; when sentences left the
+  // batch, `sentences` [N'] names those that remain (new_order keeps each remaining
+  // sentence's rows together, in the same order), and only then is the per-sentence
+  // encoder state selected.
+  void reorder(const torch::Tensor& new_order, const torch::Tensor& sentences = {});
 
   size_t size() const { return models_.size(); }
 

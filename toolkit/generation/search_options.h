@@ -9,9 +9,17 @@ namespace csan::generation {
 struct SearchOptions {
   int64_t beam = 5;
   int64_t nbest = 1;           // hypotheses returned per sentence (<= beam)
-  double lenpen = 1.0;         // score = sum(log p) / length^lenpen (length includes </s>)
-  double max_len_a = 0.0;      // max output length a * source_length + b, where the
-  int64_t max_len_b = 200;     // source length counts </s>; capped by the model's positions
+  // fairseq's normalization, exactly: a finished hypothesis scores sum(log p) / L^lenpen,
+  // L its length with the </s> (fairseq: eos_scores /= (step + 1) ** len_penalty). Beams
+  // are ranked by their raw sums while searching; only finished ones are normalized.
+  double lenpen = 1.0;
+  // At most int(a * src_len + b) tokens before the </s>, capped at max_target_positions
+  // - 1, where src_len counts the sentence's tokens and its </s>. fairseq takes src_len
+  // from the batch's padded width (its longest source), so a sentence's limit there
+  // depends on its batch neighbours; here it is the sentence's own length, so that
+  // batched and one-at-a-time decoding agree.
+  double max_len_a = 0.0;
+  int64_t max_len_b = 200;
   int64_t min_len = 1;         // </s> is forbidden before this many tokens
   double unkpen = 0.0;         // subtracted from <unk>'s log-probability
   int64_t no_repeat_ngram_size = 0;

@@ -48,7 +48,7 @@ std::vector<std::vector<Hypothesis>> SequenceGenerator::generate(const torch::Te
   for (int64_t s = 0; s < batch; ++s)
     longest = std::max(longest, sentence_max_len[s] = max_length(lengths_host[s].item<int64_t>()));
 
-  decoder_.start(src_tokens, src_lengths, k);
+  decoder_.start(src_tokens, src_lengths, k, longest + 1);
   // Rows are sentence-major: row i * k + b is beam b of the i-th sentence still searched.
   torch::Tensor tokens = torch::full({batch * k, longest + 2}, special_.pad, long_opts);
   tokens.select(1, 0).fill_(special_.eos);
@@ -83,7 +83,7 @@ std::vector<std::vector<Hypothesis>> SequenceGenerator::generate(const torch::Te
     const auto h = host.accessor<double, 3>();
 
     torch::Tensor tokens_host, positional_host;  // copied only when a hypothesis ends
-    std::vector<int64_t> new_order, new_tokens, kept_sentences, new_row_max_len;
+    std::vector<int64_t> new_order, new_tokens, kept_sentences, kept_positions, new_row_max_len;
     std::vector<float> new_cumulative, new_lprobs;
     for (int64_t i = 0; i < n; ++i) {
       const int64_t s = sentences[i];
@@ -132,19 +132,24 @@ std::vector<std::vector<Hypothesis>> SequenceGenerator::generate(const torch::Te
         new_lprobs.push_back(0);
       }
       kept_sentences.push_back(s);
+      kept_positions.push_back(i);
       for (int64_t b = 0; b < k; ++b) new_row_max_len.push_back(sentence_max_len[s]);
     }
     if (kept_sentences.empty()) break;
 
     const bool shrank = static_cast<int64_t>(kept_sentences.size()) < n;
-    const torch::Tensor order = torch::tensor(new_order, torch::kLong).to(device);
-    tokens = tokens.index_select(0, order);
-    positional = positional.index_select(0, order);
+    bool same_rows = !shrank;  // greedy search mostly keeps every row where it is
+    for (size_t r = 0; same_rows && r < new_order.size(); ++r) same_rows = new_order[r] == static_cast<int64_t>(r);
+    if (!same_rows) {
+      const torch::Tensor order = torch::tensor(new_order, torch::kLong).to(device);
+      tokens = tokens.index_select(0, order);
+      positional = positional.index_select(0, order);
+      if (forced.defined()) forced = forced.index_select(0, order);
+      decoder_.reorder(order, shrank ? torch::tensor(kept_positions, torch::kLong).to(device) : torch::Tensor());
+    }
     tokens.select(1, step + 1).copy_(torch::tensor(new_tokens, torch::kLong));
     positional.select(1, step).copy_(torch::tensor(new_lprobs, torch::kFloat));
     cumulative = torch::tensor(new_cumulative, torch::kFloat).to(device).view({-1, k});
-    if (forced.defined()) forced = forced.index_select(0, order);
-    decoder_.reorder(order, shrank);
     sentences = std::move(kept_sentences);
     row_max_len = std::move(new_row_max_len);
   }
