@@ -1,6 +1,5 @@
 #include "toolkit/nn/fused_dropout.h"
 
-#include "toolkit/nn/speed_switches.h"
 #include "toolkit/nn/transformer_layer_options.h"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -143,12 +142,12 @@ torch::Tensor fused_dropout_add(const torch::Tensor& residual, const torch::Tens
 
 torch::Tensor dropout_if(const torch::Tensor& x, double p, bool training) {
   if (!training || p <= 0) return x;
-  return speed_switches().fused_dropout ? fused_dropout(x, p) : torch::dropout(x, p, true);
+  return fused_dropout(x, p);
 }
 
 torch::Tensor add_dropout_if(const torch::Tensor& residual, const torch::Tensor& x, double p, bool training) {
   if (!training || p <= 0) return residual + x;
-  return speed_switches().fused_dropout ? fused_dropout_add(residual, x, p) : residual + torch::dropout(x, p, true);
+  return fused_dropout_add(residual, x, p);
 }
 
 }  // namespace csan::nn

@@ -6,7 +6,6 @@
 
 #include "toolkit/core/error.h"
 #include "toolkit/nn/fused_attention.h"
-#include "toolkit/nn/speed_switches.h"
 #include "toolkit/nn/init.h"
 
 namespace csan::nn {
@@ -88,7 +87,7 @@ torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const 
     }
   }
   // The fused kernel implements the default scope only, without attention dropout.
-  const bool fusable = !call.state && speed_switches().fast_attention && typeid(*scope_) == typeid(FullScope) &&
+  const bool fusable = !call.state && typeid(*scope_) == typeid(FullScope) &&
                        !(is_training() && options_.attention_dropout > 0) && q.scalar_type() == torch::kFloat &&
                        q.device().is_cpu() && fused_attention_available();
   if (fusable) {

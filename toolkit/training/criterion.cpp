@@ -2,7 +2,6 @@
 
 #include <cmath>
 
-#include "toolkit/nn/speed_switches.h"
 #include "toolkit/training/label_smoothed_cross_entropy.h"
 
 namespace csan::training {
@@ -15,17 +14,11 @@ class LabelSmoothedCrossEntropyCriterion : public Criterion {
   LabelSmoothedCrossEntropyCriterion(double epsilon, int64_t pad) : epsilon_(epsilon), pad_(pad) {}
 
   CriterionOutput compute(models::EncoderDecoderModel& model, const TensorBatch& batch) override {
-    torch::Tensor logits, target;
-    if (nn::speed_switches().fused_criterion) {
-      // Padding positions contribute nothing: never project them onto the vocabulary.
-      const auto flat_target = batch.target.reshape({-1});
-      const auto positions = flat_target.ne(pad_).nonzero().squeeze(1);
-      logits = model.forward_positions(batch.src_tokens, batch.src_lengths, batch.prev_output_tokens, positions);
-      target = flat_target.index_select(0, positions);
-    } else {
-      logits = model.forward(batch.src_tokens, batch.src_lengths, batch.prev_output_tokens);
-      target = batch.target;
-    }
+    // Padding positions contribute nothing: never project them onto the vocabulary.
+    const auto flat_target = batch.target.reshape({-1});
+    const auto positions = flat_target.ne(pad_).nonzero().squeeze(1);
+    auto logits = model.forward_positions(batch.src_tokens, batch.src_lengths, batch.prev_output_tokens, positions);
+    auto target = flat_target.index_select(0, positions);
     auto result = label_smoothed_cross_entropy(logits, target, epsilon_, pad_);
     CriterionOutput out;
     out.loss = result.loss;
