@@ -14,6 +14,8 @@
 //   (b) bench-train --data /tmp/m30k --source-lang en --target-lang de --recipe recipes/transformer-base.yaml
 //   issue 6: ... --recipe recipes/transformer-base.yaml --arch transformer_base,csan1d_base,csan2d_base
 //   issue 7: ... --recipe recipes/bench-small.yaml --workers 2   (1 vs 2 Gloo workers, 1 thread each)
+//   issue 7: ... --recipe recipes/bench-small.yaml --precision fp32,bf16   (each arch under each
+//            precision on the same batches; also bf16-weights: bf16 model + fp32 master weights)
 #include <boost/program_options.hpp>
 #include <torch/csrc/autograd/profiler_legacy.h>
 
@@ -38,6 +40,7 @@
 #include "toolkit/training/c10d_gradient_sync.h"
 #include "toolkit/training/distributed_launcher.h"
 #include "toolkit/training/optimizer.h"
+#include "toolkit/training/precision_master_weights.h"
 #include "toolkit/training/trainer.h"
 #include "toolkit/training/training_options.h"
 
@@ -60,6 +63,7 @@ struct BenchOptions {
   std::vector<std::string> sets;
   int warmup = 5, updates = 20;
   int workers = 0;  // --workers N: tokens/s of 1 vs N worker processes
+  std::string precisions;  // --precision fp32,bf16
 };
 
 // One trained configuration of the comparison and what it measured.
@@ -69,6 +73,7 @@ struct Variant {
   std::unique_ptr<training::Trainer> trainer;
   int64_t tokens = 0;
   double seconds = 0;
+  double loss_bits_sum = 0;  // over the timed updates (the same batches for every variant)
 };
 
 std::unique_ptr<core::Config> load_config(const BenchOptions& o, const std::string& arch) {
@@ -82,15 +87,22 @@ std::unique_ptr<core::Config> load_config(const BenchOptions& o, const std::stri
 
 std::unique_ptr<training::Trainer> build_trainer(const core::Config& cfg, const text::Dictionary& src_dict,
                                                  const text::Dictionary& tgt_dict,
-                                                 std::unique_ptr<training::GradientSync> sync = nullptr) {
+                                                 std::unique_ptr<training::GradientSync> sync = nullptr,
+                                                 const std::string& precision = "fp32") {
   torch::manual_seed(1);  // the same initial weights and dropout stream for every variant
   models::ModelContext ctx{src_dict.size(), tgt_dict.size(), tgt_dict.pad(), src_dict == tgt_dict};
   training::TrainerParts parts;
   parts.model = models::build_model(cfg, ctx);
-  parts.optimizer = training::build_optimizer(training::unique_parameters(*parts.model), cfg);
+  // bf16-weights: the alternative to bf16 autocast, measured against it (issue 7).
+  if (precision == "bf16-weights")
+    parts.precision = std::make_unique<training::MasterWeightsPrecision>(precision, torch::kBFloat16, std::nullopt);
+  else
+    parts.precision = training::make_precision_policy(precision);
+  parts.precision->prepare_model(*parts.model);
+  parts.optimizer =
+      training::build_optimizer(parts.precision->optimizer_params(training::unique_parameters(*parts.model)), cfg);
   parts.lr_scheduler = training::build_lr_scheduler(cfg);
   parts.criterion = training::build_criterion(cfg, tgt_dict.pad());
-  parts.precision = std::make_unique<training::Fp32Precision>();
   parts.sync = sync ? std::move(sync) : std::make_unique<training::LocalGradientSync>();
   parts.clip_norm = cfg.get<double>("optimization.clip_norm");
   return std::make_unique<training::Trainer>(std::move(parts));
@@ -158,7 +170,8 @@ int bench_main(int argc, char** argv) {
       "arch", po::value(&o.archs), "comma-separated architectures to compare (default: the recipe's)")(
       "source-lang", po::value(&o.src), "source suffix")("target-lang", po::value(&o.tgt), "target suffix")(
       "warmup", po::value(&o.warmup), "untimed updates first")("updates", po::value(&o.updates), "timed updates")(
-      "profile", po::value(&o.profile), "then profile one more update (first arch) into this Chrome trace");
+      "profile", po::value(&o.profile), "then profile one more update (first arch) into this Chrome trace")(
+      "precision", po::value(&o.precisions), "comma-separated precisions to compare (fp32, bf16, bf16-weights)");
   options.add_options()("workers", po::value(&o.workers), "compare 1 and N CPU worker processes (Gloo, 1 thread each)");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, options), vm);
@@ -172,11 +185,16 @@ int bench_main(int argc, char** argv) {
   std::vector<Variant> variants;
   auto archs = split_list(o.archs);
   if (archs.empty()) archs.push_back("");
-  for (const auto& arch : archs) {
+  auto precisions = split_list(o.precisions);
+  if (precisions.empty()) precisions.push_back("fp32");
+  std::vector<std::pair<std::string, std::string>> runs;  // (arch, precision)
+  for (const auto& arch : archs)
+    for (const auto& precision : precisions) runs.emplace_back(arch, precision);
+  for (const auto& [arch, precision] : runs) {
     Variant v;
     v.cfg = load_config(o, arch);
-    v.label = v.cfg->get<std::string>("model.arch");
-    v.trainer = build_trainer(*v.cfg, src_dict, tgt_dict);
+    v.label = v.cfg->get<std::string>("model.arch") + (precisions.size() > 1 ? " " + precision : "");
+    v.trainer = build_trainer(*v.cfg, src_dict, tgt_dict, nullptr, precision);
     std::printf("%-24s %lld parameters\n", v.label.c_str(),
                 static_cast<long long>(nn::count_parameters(v.trainer->model())));
     variants.push_back(std::move(v));
@@ -205,6 +223,7 @@ int bench_main(int argc, char** argv) {
       if (!timed) continue;
       v.seconds += collate_seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       v.tokens += r.stats.ntokens;
+      v.loss_bits_sum += r.stats.loss_bits();
     }
     if (timed) padded += batch.target.numel();
   }
@@ -220,7 +239,8 @@ int bench_main(int argc, char** argv) {
   const double first = variants.front().tokens / variants.front().seconds;
   for (const auto& v : variants) {
     const double rate = v.tokens / v.seconds;
-    std::printf("%-40s %8.2f s %8.0f target tokens/s  %.3fx\n", v.label.c_str(), v.seconds, rate, rate / first);
+    std::printf("%-40s %8.2f s %8.0f target tokens/s  %.3fx  loss %.4f\n", v.label.c_str(), v.seconds, rate,
+                rate / first, v.loss_bits_sum / std::max(1, o.updates));
   }
   return 0;
 }
