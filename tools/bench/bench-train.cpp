@@ -8,7 +8,7 @@
 // with its ratio to the first. Without --arch, the recipe's arch alone.
 //
 // The configurations, with OMP_NUM_THREADS=2:
-//   csan-preprocess -s en -t de --trainpref $D/train --validpref $D/val --joined-dictionary \
+//   csan-preprocess -s en -t de --trainpref $D/train --validpref $D/val --joined-dictionary
 //       --spm-vocab-size 8000 --destdir /tmp/m30k        (D=/work/shared/data/multi30k)
 //   (a) bench-train --data /tmp/m30k --source-lang en --target-lang de --recipe recipes/bench-small.yaml
 //   (b) bench-train --data /tmp/m30k --source-lang en --target-lang de --recipe recipes/transformer-base.yaml
@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "toolkit/core/allocator_tuning.h"
 #include "toolkit/core/config.h"
 #include "toolkit/core/error.h"
 #include "toolkit/data/epoch_iterator.h"
@@ -64,6 +65,7 @@ struct BenchOptions {
   int warmup = 5, updates = 20;
   int workers = 0;  // --workers N: tokens/s of 1 vs N worker processes
   std::string precisions;  // --precision fp32,bf16
+  bool glibc_malloc = false;
 };
 
 // One trained configuration of the comparison and what it measured.
@@ -171,12 +173,14 @@ int bench_main(int argc, char** argv) {
       "source-lang", po::value(&o.src), "source suffix")("target-lang", po::value(&o.tgt), "target suffix")(
       "warmup", po::value(&o.warmup), "untimed updates first")("updates", po::value(&o.updates), "timed updates")(
       "profile", po::value(&o.profile), "then profile one more update (first arch) into this Chrome trace")(
-      "precision", po::value(&o.precisions), "comma-separated precisions to compare (fp32, bf16, bf16-weights)");
+      "precision", po::value(&o.precisions), "comma-separated precisions to compare (fp32, bf16, bf16-weights)")(
+      "glibc-malloc", po::bool_switch(&o.glibc_malloc), "leave glibc's allocator settings alone");
   options.add_options()("workers", po::value(&o.workers), "compare 1 and N CPU worker processes (Gloo, 1 thread each)");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, options), vm);
   po::notify(vm);
   if (o.workers > 1) return std::getenv("RANK") ? run_as_worker(o) : compare_worker_counts(o, argv);
+  if (!o.glibc_malloc) core::keep_large_allocations_mapped();
 
   const auto src_dict = text::Dictionary::load(o.data + "/dict." + o.src + ".txt");
   const auto tgt_dict = text::Dictionary::load(o.data + "/dict." + o.tgt + ".txt");
