@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "toolkit/core/allocator_tuning.h"
 #include "toolkit/core/config.h"
 #include "toolkit/core/error.h"
 #include "toolkit/generation/bleu_validation.h"
@@ -67,6 +68,7 @@ const Flag kDoubleFlags[] = {
 };
 
 int train_main(int argc, char** argv) {
+  csan::core::keep_large_allocations_mapped();  // training steps reuse their buffers instead of page-faulting
   po::options_description visible("csan-train RECIPE [options]");
   visible.add_options()("help,h", "show this help")(
       "set", po::value<std::vector<std::string>>()->composing(), "override a recipe key: --set optimization.lr=1e-3")(
@@ -113,9 +115,9 @@ int train_main(int argc, char** argv) {
     return 0;
   }
   if (!cfg.has("task.data")) throw csan::Error("missing --data DIR (the output directory of csan-preprocess)");
+  csan::generation::register_bleu_validation();  // --eval-bleu translates with the generator
   const auto distributed = csan::training::resolve_distributed_setup(cfg);
   if (distributed.launch_local_workers) return csan::training::launch_local_workers(distributed, argv);
-  csan::generation::register_bleu_validation();  // --eval-bleu translates with the generator
   return csan::training::run_training(cfg);
 }
 

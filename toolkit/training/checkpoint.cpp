@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <stdexcept>
 
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
@@ -145,11 +146,38 @@ CheckpointReader::CheckpointReader(const std::string& path) : path_(path) {
 
 void CheckpointReader::fail(const std::string& what) const { throw Error(path_ + ": " + what); }
 
+namespace {
+
+// Module::load would adopt the stored tensors (and their dtype). Copying instead lets a
+// checkpoint written by a low-precision run (fp16/bf16 weights) load into an fp32 model
+// for generation, and is exact when the dtypes agree (resume). copy_ broadcasts, so the
+// shapes are checked first.
+void copy_into(torch::serialize::InputArchive& archive, const std::string& key, torch::Tensor& target,
+               bool is_buffer) {
+  torch::Tensor stored;
+  archive.read(key, stored, is_buffer);
+  if (stored.sizes() != target.sizes()) throw std::runtime_error("shape mismatch for " + key);
+  target.copy_(stored);
+}
+
+void load_module_converting(torch::nn::Module& module, torch::serialize::InputArchive& archive) {
+  for (auto& parameter : module.named_parameters(/*recurse=*/false))
+    copy_into(archive, parameter.key(), parameter.value(), false);
+  for (auto& buffer : module.named_buffers(/*recurse=*/false)) copy_into(archive, buffer.key(), buffer.value(), true);
+  for (const auto& child : module.named_children()) {
+    torch::serialize::InputArchive child_archive;
+    archive.read(child.key(), child_archive);
+    load_module_converting(*child.value(), child_archive);
+  }
+}
+
+}  // namespace
+
 void CheckpointReader::load_model(torch::nn::Module& model) {
   try {
     auto archive = section("model");
     torch::NoGradGuard no_grad;
-    model.load(archive);
+    load_module_converting(model, archive);
   } catch (const Error&) {
     throw;
   } catch (const std::exception&) {

@@ -224,6 +224,39 @@ TEST(Checkpoint, MetaAndProgressRoundTrip) {
   EXPECT_TRUE(bit_identical(snapshot(trainer), snapshot(other)));
 }
 
+// Runs in fp16/bf16 store their model in that dtype; generation builds an fp32 model
+// and must still load them (converted), while a model of another shape must not.
+TEST(Checkpoint, LowPrecisionWeightsLoadIntoAnFp32ModelOfTheSameShapeOnly) {
+  torch::manual_seed(7);
+  testing::ToyModel low(kVocab, 8, 0.0);
+  low.to(torch::kBFloat16);
+  const auto path = temp_path("bf16-weights.pt");
+  CheckpointWriter writer;
+  writer.set_meta(sample_meta());
+  writer.set_progress({});
+  writer.set_model(low);
+  writer.write(path);
+
+  CheckpointReader reader(path);
+  testing::ToyModel fp32(kVocab, 8, 0.0);
+  reader.load_model(fp32);
+  const auto stored = low.parameters(), loaded = fp32.parameters();
+  ASSERT_EQ(stored.size(), loaded.size());
+  for (size_t i = 0; i < stored.size(); ++i) {
+    EXPECT_EQ(loaded[i].scalar_type(), torch::kFloat32);
+    EXPECT_TRUE(torch::equal(loaded[i], stored[i].to(torch::kFloat32)));
+  }
+
+  testing::ToyModel wider(kVocab + 3, 8, 0.0);
+  CheckpointReader again(path);
+  try {
+    again.load_model(wider);
+    ADD_FAILURE() << "a model of another vocabulary loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("do not fit"), std::string::npos) << e.what();
+  }
+}
+
 std::string error_of(const std::function<void()>& f) {
   try {
     f();
