@@ -1,5 +1,9 @@
 #include "toolkit/core/allocator_tuning.h"
 
+// <cstddef> first: __GLIBC__ comes from the C library's own headers, so testing it before
+// any of them is included silently compiled this whole function to "return false".
+#include <cstddef>
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
