@@ -52,6 +52,11 @@ void set_learning_rate(torch::optim::Optimizer& optimizer, double lr) {
   for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
 }
 
+void clear_grads(torch::optim::Optimizer& optimizer) {
+  for (auto& group : optimizer.param_groups())
+    for (auto& p : group.params()) p.mutable_grad() = torch::Tensor();
+}
+
 void multiply_grads(const std::vector<torch::Tensor>& params, double factor) {
   torch::NoGradGuard no_grad;
   for (const auto& p : params)

@@ -24,6 +24,13 @@ std::unique_ptr<torch::optim::Optimizer> build_optimizer(std::vector<torch::Tens
 
 void set_learning_rate(torch::optim::Optimizer& optimizer, double lr);
 
+// Drops the gradients of the optimizer's parameters (fairseq's zero_grad: p.grad = None;
+// LibTorch 1.13's zero_grad() zero-fills them instead). The next backward pass then hands
+// its gradient buffers over rather than adding them into zeroed ones, which saves a fill
+// and an add over every gradient. A parameter that gets no gradient is skipped by the
+// optimizer, as in fairseq, instead of being stepped with a zero gradient.
+void clear_grads(torch::optim::Optimizer& optimizer);
+
 // Multiplies every gradient by `factor` (normalizing summed losses by the sample size).
 void multiply_grads(const std::vector<torch::Tensor>& params, double factor);
 // The L2 norm of all gradients together; if max_norm > 0 and the norm exceeds it, the

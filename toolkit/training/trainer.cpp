@@ -53,7 +53,7 @@ Trainer::Trainer(TrainerParts parts) : parts_(std::move(parts)) {
 UpdateResult Trainer::train_step(const std::vector<TensorBatch>& micro_batches) {
   auto& model = *parts_.model;
   model.train();
-  parts_.optimizer->zero_grad();
+  clear_grads(*parts_.optimizer);
   UpdateResult result;
   result.lr = current_lr();
   set_learning_rate(*parts_.optimizer, result.lr);
@@ -91,7 +91,7 @@ UpdateResult Trainer::train_step(const std::vector<TensorBatch>& micro_batches) 
   parts_.precision->after_update(overflow);
   if (parts_.precision->scales_loss()) result.loss_scale = parts_.precision->loss_scale();
   if (overflow) {
-    parts_.optimizer->zero_grad();
+    clear_grads(*parts_.optimizer);
     result.skipped = true;
     return result;
   }
