@@ -5,6 +5,7 @@
 #include <iostream>
 #include <string>
 
+#include "toolkit/core/allocator_tuning.h"
 #include "toolkit/core/error.h"
 #include "toolkit/generation/checkpoint_ensemble.h"
 #include "toolkit/generation/generate_run.h"
@@ -14,6 +15,7 @@ namespace po = boost::program_options;
 namespace {
 
 int generate_main(int argc, char** argv) {
+  csan::core::keep_large_allocations_mapped();  // decoding steps reuse their buffers instead of page-faulting
   csan::generation::GenerateOptions o;
   auto& s = o.search;
   std::string paths;

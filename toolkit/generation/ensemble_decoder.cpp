@@ -1,8 +1,10 @@
 #include "toolkit/generation/ensemble_decoder.h"
 
 #include <cmath>
+#include <cstdlib>
 
 #include "toolkit/core/error.h"
+#include "toolkit/generation/vocab_kernels.h"
 
 namespace csan::generation {
 
@@ -28,17 +30,21 @@ void EnsembleDecoder::start(const torch::Tensor& src_tokens, const torch::Tensor
   }
 }
 
-torch::Tensor EnsembleDecoder::step(const torch::Tensor& prefix) {
+StepScores EnsembleDecoder::step_scores(const torch::Tensor& prefix) {
   torch::Tensor sum;
   for (size_t i = 0; i < models_.size(); ++i) {
     torch::Tensor logits = models_[i]->decode(prefix, encoder_outs_[i], &states_[i]);
-    logits = logits.select(1, logits.size(1) - 1);
+    logits = logits.select(1, logits.size(1) - 1).to(torch::kFloat);
     if (temperature_ != 1.0) logits = logits / temperature_;
-    torch::Tensor lprobs = torch::log_softmax(logits, -1, torch::kFloat);
-    if (models_.size() == 1) return lprobs;
+    if (models_.size() == 1 && std::getenv("CSAN_OLD_DECODE") == nullptr) {  // TEMP A/B
+      logits = logits.contiguous();
+      return {logits, row_logsumexp(logits)};
+    }
+    torch::Tensor lprobs = torch::log_softmax(logits, -1);
     sum = sum.defined() ? torch::logaddexp(sum, lprobs) : lprobs;
   }
-  return sum - std::log(static_cast<double>(models_.size()));
+  sum = sum - std::log(static_cast<double>(models_.size()));
+  return {sum, torch::zeros({sum.size(0)}, sum.options())};
 }
 
 void EnsembleDecoder::reorder(const torch::Tensor& new_order, const torch::Tensor& sentences) {

@@ -13,6 +13,17 @@
 
 namespace csan::generation {
 
+// The scores of one step, normalized lazily: log-probabilities = scores - normalizer
+// (per row). A single model returns its logits and their log-sum-exp, so the search
+// never materializes a vocabulary-wide log-softmax; an ensemble returns its averaged
+// log-probabilities with a zero normalizer.
+struct StepScores {
+  torch::Tensor scores;      // [R, V] float
+  torch::Tensor normalizer;  // [R] float
+
+  torch::Tensor lprobs() const { return scores - normalizer.unsqueeze(1); }
+};
+
 class EnsembleDecoder {
  public:
   // Models must share the target vocabulary; they are switched to eval mode.
@@ -27,7 +38,9 @@ class EnsembleDecoder {
              int64_t max_positions = 16);
   // prefix [R, t+1] (starting with </s>): log-probabilities [R, V] of token t+1. Only the
   // newest token runs through the decoders; earlier ones are read from the caches.
-  torch::Tensor step(const torch::Tensor& prefix);
+  torch::Tensor step(const torch::Tensor& prefix) { return step_scores(prefix).lprobs(); }
+  // The same step, normalization left to the caller (see StepScores).
+  StepScores step_scores(const torch::Tensor& prefix);
   // Keeps rows new_order [R'] of the self-attention caches; when sentences left the
   // batch, `sentences` [N'] names those that remain (new_order keeps each remaining
   // sentence's rows together, in the same order), and only then is the per-sentence

@@ -29,6 +29,10 @@ struct StepContext {
 class LogitsProcessor {
  public:
   virtual ~LogitsProcessor() = default;
+  // lprobs [R, V]: the step's scores, log-probabilities up to a per-row constant (the
+  // search subtracts the normalizer afterwards, see StepScores). A processor may only
+  // set entries to -inf, keep or subtract constants from them: such edits give the same
+  // result before or after normalization, as fairseq applies them (after log_softmax).
   virtual void apply(torch::Tensor& lprobs, const StepContext& context) const = 0;
 };
 

@@ -2,16 +2,17 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <cstdlib>
 #include <limits>
+
+#include "toolkit/generation/vocab_kernels.h"
 
 namespace csan::generation {
 
-Candidates BeamSearch::step(int64_t step, const torch::Tensor& lprobs, const torch::Tensor& cumulative) {
-  const int64_t n = lprobs.size(0), k = lprobs.size(1), v = lprobs.size(2);
-  torch::Tensor scores = step == 0 ? lprobs.narrow(1, 0, 1) : lprobs + cumulative.unsqueeze(2);
-  const int64_t width = scores.size(1) * v;
-  auto [top, index] = torch::topk(scores.reshape({n, width}), std::min(2 * k, width));
-  return {top, index.remainder(v), index.div(v, "floor")};
+Candidates BeamSearch::step(int64_t step, const torch::Tensor& scores, const torch::Tensor& normalizer,
+                            const torch::Tensor& cumulative) {
+  if (std::getenv("CSAN_OLD_DECODE")) return best_extensions_reference(scores, normalizer, cumulative, 2 * scores.size(1), step == 0);  // TEMP A/B
+  return best_extensions(scores, normalizer, cumulative, 2 * scores.size(1), step == 0);
 }
 
 Sampling::Sampling(int64_t topk, double topp, uint64_t seed)
@@ -25,7 +26,9 @@ torch::Tensor Sampling::draw(const torch::Tensor& probs, int64_t count) {
   return torch::multinomial(safe, count, /*replacement=*/true, generator_);
 }
 
-Candidates Sampling::step(int64_t step, const torch::Tensor& lprobs_in, const torch::Tensor& cumulative) {
+Candidates Sampling::step(int64_t step, const torch::Tensor& scores, const torch::Tensor& normalizer,
+                          const torch::Tensor& cumulative) {
+  const torch::Tensor lprobs_in = scores - normalizer.unsqueeze(2);
   const int64_t n = lprobs_in.size(0), k = lprobs_in.size(1), v = lprobs_in.size(2);
   torch::Tensor lprobs = (step == 0 ? lprobs_in.narrow(1, 0, 1) : lprobs_in).reshape({-1, v}).to(torch::kCPU);
   torch::Tensor probs = lprobs.exp();
@@ -47,8 +50,8 @@ Candidates Sampling::step(int64_t step, const torch::Tensor& lprobs_in, const to
   auto device = lprobs_in.device();
   torch::Tensor beams = torch::arange(k, torch::kLong).repeat({n, 1});
   if (step == 0) beams.zero_();
-  torch::Tensor scores = token_lprobs.to(device) + (step == 0 ? torch::zeros_like(cumulative) : cumulative);
-  return {scores, tokens.to(device), beams.to(device)};
+  return {token_lprobs.to(device) + (step == 0 ? torch::zeros_like(cumulative) : cumulative), tokens.to(device),
+          beams.to(device), token_lprobs.to(device)};
 }
 
 std::unique_ptr<SearchStrategy> make_search(const SearchOptions& options) {

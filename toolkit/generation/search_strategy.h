@@ -17,21 +17,25 @@ struct Candidates {
   torch::Tensor scores;  // cumulative log-probabilities (float)
   torch::Tensor tokens;  // int64
   torch::Tensor beams;   // int64: which beam (0..beam-1) of the sentence each extends
+  torch::Tensor token_lprobs;  // float: the log-probability of each candidate's token
 };
 
 class SearchStrategy {
  public:
   virtual ~SearchStrategy() = default;
-  // lprobs [N, K, V] (K beams per sentence), cumulative [N, K] (dead beams: -inf).
-  // At step 0 every beam of a sentence holds the same prefix, so only beam 0 extends.
-  virtual Candidates step(int64_t step, const torch::Tensor& lprobs, const torch::Tensor& cumulative) = 0;
+  // Log-probabilities scores - normalizer of K beams per sentence: scores [N, K, V],
+  // normalizer [N, K] (see StepScores); cumulative [N, K] (dead beams: -inf). At step 0
+  // every beam of a sentence holds the same prefix, so only beam 0 extends.
+  virtual Candidates step(int64_t step, const torch::Tensor& scores, const torch::Tensor& normalizer,
+                          const torch::Tensor& cumulative) = 0;
 };
 
 // Top 2K extensions of K beams (fairseq's BeamSearch): K of them can end with </s>
 // and K still remain to continue.
 class BeamSearch : public SearchStrategy {
  public:
-  Candidates step(int64_t step, const torch::Tensor& lprobs, const torch::Tensor& cumulative) override;
+  Candidates step(int64_t step, const torch::Tensor& scores, const torch::Tensor& normalizer,
+                  const torch::Tensor& cumulative) override;
 };
 
 // fairseq's Sampling: at step 0, K tokens drawn (with replacement) from the first
@@ -40,7 +44,8 @@ class BeamSearch : public SearchStrategy {
 class Sampling : public SearchStrategy {
  public:
   Sampling(int64_t topk, double topp, uint64_t seed);
-  Candidates step(int64_t step, const torch::Tensor& lprobs, const torch::Tensor& cumulative) override;
+  Candidates step(int64_t step, const torch::Tensor& scores, const torch::Tensor& normalizer,
+                  const torch::Tensor& cumulative) override;
 
  private:
   torch::Tensor draw(const torch::Tensor& probs, int64_t count);

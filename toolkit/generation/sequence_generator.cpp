@@ -67,18 +67,19 @@ std::vector<std::vector<Hypothesis>> SequenceGenerator::generate(const torch::Te
   for (int64_t step = 0; !sentences.empty(); ++step) {
     const auto n = static_cast<int64_t>(sentences.size());
     const torch::Tensor prefix = tokens.narrow(1, 0, step + 1);
-    torch::Tensor lprobs = decoder_.step(prefix);
-    const int64_t vocab = lprobs.size(1);
+    StepScores step_scores = decoder_.step_scores(prefix);
+    const int64_t vocab = step_scores.scores.size(1);
+    // The processors only forbid or penalize tokens, which commutes with normalizing.
     StepContext context{step, prefix, &row_max_len, forced};
-    for (const auto& processor : processors_) processor->apply(lprobs, context);
+    for (const auto& processor : processors_) processor->apply(step_scores.scores, context);
 
-    Candidates cand = search_->step(step, lprobs.view({n, k, vocab}), cumulative);
+    Candidates cand = search_->step(step, step_scores.scores.view({n, k, vocab}), step_scores.normalizer.view({n, k}),
+                                    cumulative);
     const int64_t width = cand.tokens.size(1);
     torch::Tensor rows = cand.beams + torch::arange(n, long_opts).mul_(k).unsqueeze(1);
-    torch::Tensor token_lprobs = lprobs.view(-1).index_select(0, (rows * vocab + cand.tokens).view(-1));
-    // One small transfer per step: the candidates' scores, tokens and rows.
+    // One small transfer per step: the candidates' scores, tokens, rows and log-probabilities.
     const torch::Tensor host = torch::stack({cand.scores.to(torch::kDouble), cand.tokens.to(torch::kDouble),
-                                             rows.to(torch::kDouble), token_lprobs.view({n, width}).to(torch::kDouble)})
+                                             rows.to(torch::kDouble), cand.token_lprobs.to(torch::kDouble)})
                                    .to(torch::kCPU);
     const auto h = host.accessor<double, 3>();
 

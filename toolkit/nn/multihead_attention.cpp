@@ -1,10 +1,12 @@
 #include "toolkit/nn/multihead_attention.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <typeinfo>
 
 #include "toolkit/core/error.h"
+#include "toolkit/nn/decoding_attention.h"
 #include "toolkit/nn/fused_attention.h"
 #include "toolkit/nn/init.h"
 
@@ -93,7 +95,6 @@ torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const 
   if (fusable) {
     return out_proj(fused_attention(q, k, v, call.key_padding_mask, call.causal, options_.num_heads, scaling_));
   }
-  q = split_heads(q).mul(scaling_);  // fairseq scales q after its bias
   if (kv_cached) {
     k = call.state->at(k_name), v = call.state->at(v_name);
   } else {
@@ -106,6 +107,18 @@ torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const 
       v = call.state->append(v_name, v);
     }
   }
+  // One new position per row against the caches: the decoding kernel, which also
+  // reads the beams' shared encoder keys once per sentence.
+  static const bool old_path = std::getenv("CSAN_OLD_DECODE") != nullptr;  // TEMP A/B
+  const bool decoding_step = !old_path && tq == 1 && typeid(*scope_) == typeid(FullScope) &&
+                             !(q.requires_grad() || k.requires_grad() || v.requires_grad()) &&
+                             !(is_training() && options_.attention_dropout > 0) && q.scalar_type() == torch::kFloat &&
+                             k.scalar_type() == torch::kFloat && q.device().is_cpu() && k.device().is_cpu();
+  if (decoding_step) {
+    return out_proj(decoding_attention(q.select(1, 0), k, v, call.key_padding_mask, options_.num_heads, scaling_)
+                        .view({batch, 1, d}));
+  }
+  q = split_heads(q).mul(scaling_);  // fairseq scales q after its bias
   const int64_t tk = k.size(2);
   torch::Tensor key_padding_mask = call.key_padding_mask;
   // Keys/values with one row per sentence for `groups` consecutive query rows (the

@@ -2,6 +2,7 @@
 // target tokens/s; model loading excluded), by default beam 5, 64 sentences per batch,
 // fairseq-generate's length limit (max_len_a 0, max_len_b 200).
 //   bench-generate --path CKPT --data DIR [--gen-subset test --beam 5 --batch-size 64 --repeats 3]
+//                  [--profile trace.json]
 //
 // The setup (small config on Multi30k test2016, 1,000 sentences), with a model
 // TRAINED briefly: random weights rarely emit </s>, so every sentence would run to the
@@ -16,6 +17,7 @@
 // Compare two builds (before/after) by running their bench-generate alternately in one
 // command and quoting the ratio.
 #include <ATen/Parallel.h>
+#include <torch/csrc/autograd/profiler_legacy.h>
 #include <boost/program_options.hpp>
 
 #include <cstdio>
@@ -23,6 +25,7 @@
 #include <sstream>
 #include <string>
 
+#include "toolkit/core/allocator_tuning.h"
 #include "toolkit/core/error.h"
 #include "toolkit/generation/checkpoint_ensemble.h"
 #include "toolkit/generation/generate_run.h"
@@ -35,6 +38,7 @@ int bench_main(int argc, char** argv) {
   csan::generation::GenerateOptions o;
   std::string path;
   int64_t repeats = 1;
+  std::string profile;
   po::options_description options("bench-generate --path CKPT --data DIR [options]");
   options.add_options()("help,h", "show this help")("path", po::value<std::string>(&path), "checkpoint(s)")(
       "data", po::value<std::string>(&o.data_dir), "binarized data directory")(
@@ -45,7 +49,8 @@ int bench_main(int argc, char** argv) {
       "batch-size", po::value<int64_t>(&o.batch_size)->default_value(64), "sentences per batch")(
       "max-len-a", po::value<double>(&o.search.max_len_a)->default_value(0.0), "length limit a * source + b")(
       "max-len-b", po::value<int64_t>(&o.search.max_len_b)->default_value(200), "length limit a * source + b")(
-      "repeats", po::value<int64_t>(&repeats)->default_value(1), "timed runs (the best is reported)");
+      "repeats", po::value<int64_t>(&repeats)->default_value(1), "timed runs (the best is reported)")(
+      "profile", po::value<std::string>(&profile), "then translate once more into this Chrome trace");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, options), vm);
@@ -58,6 +63,7 @@ int bench_main(int argc, char** argv) {
     return vm.count("help") ? 0 : 1;
   }
   if (repeats < 1) throw csan::Error("--repeats: must be at least 1");
+  csan::core::keep_large_allocations_mapped();  // as csan-generate
   o.paths = csan::generation::split_paths(path);
   o.output_format = "plain";
   double best = 0;
@@ -66,6 +72,11 @@ int bench_main(int argc, char** argv) {
     std::ostringstream out, log;
     summary = csan::generation::run_generate(o, out, log);
     if (r == 0 || summary.seconds < best) best = summary.seconds;
+  }
+  if (!profile.empty()) {
+    std::ostringstream out, log;
+    torch::autograd::profiler::RecordProfile recording(profile);
+    csan::generation::run_generate(o, out, log);
   }
   std::printf("bench-generate: %lld sentences, beam %lld, batch %lld, max_len %g*src+%lld, %d threads\n",
               static_cast<long long>(summary.sentences), static_cast<long long>(o.search.beam),

@@ -1,0 +1,126 @@
+// The decoding-step attention kernel: against the formula on strided cache views, and
+// inside MultiheadAttention against the general path (the scope hooks, reached through
+// a scope that shapes nothing but is not FullScope) over whole incremental decodings.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "toolkit/nn/decoding_attention.h"
+#include "toolkit/nn/multihead_attention.h"
+
+namespace {
+
+using namespace csan::nn;
+
+class IdentityScope : public AttentionScope {
+ public:
+  torch::Tensor shape_scores(torch::Tensor scores, const ScopeContext&) override { return scores; }
+};
+
+TEST(DecodingAttention, ContextIsSoftmaxOfScaledScoresTimesValuesOnStridedCaches) {
+  torch::manual_seed(5);
+  // head_dim 21: one 16-wide block of the dot product plus a tail.
+  const int64_t key_rows = 2, groups = 3, heads = 2, d = 21, tk = 6;
+  // Caches as the decoder keeps them: [rows capacity, H, positions capacity, d], filled part viewed.
+  auto k = torch::randn({key_rows + 1, heads, tk + 4, d}).narrow(0, 0, key_rows).narrow(2, 0, tk);
+  auto v = torch::randn({key_rows + 1, heads, tk + 4, d}).narrow(0, 0, key_rows).narrow(2, 0, tk);
+  // Queries as a slice of a fused projection: row stride larger than the row.
+  auto q = torch::randn({key_rows * groups, 3 * heads * d}).narrow(1, 0, heads * d);
+  auto mask = torch::zeros({key_rows, tk}, torch::kBool);
+  mask[1].narrow(0, 4, 2).fill_(true);
+  auto out = decoding_attention(q, k, v, mask, heads, 0.25);
+  ASSERT_EQ(out.sizes(), torch::IntArrayRef({key_rows * groups, heads * d}));
+  for (int64_t r = 0; r < key_rows * groups; ++r)
+    for (int64_t h = 0; h < heads; ++h) {
+      const int64_t kr = r / groups;
+      auto qh = q[r].narrow(0, h * d, d);
+      std::vector<double> w;
+      double sum = 0;
+      for (int64_t j = 0; j < tk; ++j) {
+        const bool visible = !mask[kr][j].item<bool>();
+        w.push_back(visible ? std::exp(0.25 * qh.dot(k[kr][h][j]).item<double>()) : 0.0);
+        sum += w.back();
+      }
+      auto expected = torch::zeros({d});
+      for (int64_t j = 0; j < tk; ++j) expected += w[j] / sum * v[kr][h][j];
+      EXPECT_TRUE(torch::allclose(out[r].narrow(0, h * d, d), expected, 1e-5, 1e-5)) << r << " " << h;
+    }
+}
+
+TEST(DecodingAttention, KeyRowWithoutVisibleKeysGivesZeroContext) {
+  auto q = torch::randn({4, 8}), k = torch::randn({2, 2, 3, 4});
+  auto mask = torch::zeros({2, 3}, torch::kBool);
+  mask[1].fill_(true);
+  auto out = decoding_attention(q, k, k, mask, 2, 1.0);
+  EXPECT_TRUE(torch::equal(out.narrow(0, 2, 2), torch::zeros({2, 8})));
+  EXPECT_GT(out.narrow(0, 0, 2).abs().sum().item<double>(), 0.0);
+}
+
+TEST(DecodingAttention, RejectsMismatchedShapes) {
+  auto k = torch::randn({2, 2, 3, 4});
+  EXPECT_THROW(decoding_attention(torch::randn({3, 8}), k, k, {}, 2, 1.0), c10::Error);  // 3 rows, 2 key rows
+  EXPECT_THROW(decoding_attention(torch::randn({4, 6}), k, k, {}, 2, 1.0), c10::Error);  // width != H * d
+  EXPECT_THROW(decoding_attention(torch::randn({4, 8}), k, k, torch::zeros({2, 4}, torch::kBool), 2, 1.0),
+               c10::Error);
+}
+
+struct Twins {
+  MultiheadAttention kernel{nullptr}, general{nullptr};
+};
+
+Twins make_twins(int64_t d, int64_t heads) {
+  torch::manual_seed(11);
+  Twins t;
+  t.kernel = MultiheadAttention(MultiheadAttentionOptions{d, heads, 0.0, true});
+  t.general = MultiheadAttention(MultiheadAttentionOptions{d, heads, 0.0, true});
+  torch::NoGradGuard no_grad;
+  auto a = t.kernel->parameters(), b = t.general->parameters();
+  for (size_t i = 0; i < a.size(); ++i) b[i].copy_(a[i]);
+  t.general->set_scope(std::make_shared<IdentityScope>());
+  t.kernel->eval();
+  t.general->eval();
+  return t;
+}
+
+TEST(DecodingAttention, IncrementalSelfAttentionEqualsTheGeneralPath) {
+  torch::NoGradGuard no_grad;  // as in generation: the kernel serves inference only
+  auto t = make_twins(40, 2);
+  auto x = torch::randn({3, 7, 40});
+  IncrementalState kernel_state, general_state;
+  AttentionCall call;
+  call.causal = true;
+  call.cache_key = "self";
+  for (int64_t step = 0; step < 7; ++step) {
+    auto xt = x.narrow(1, step, 1);
+    call.state = &kernel_state;
+    auto a = t.kernel(xt, xt, xt, call);
+    call.state = &general_state;
+    auto b = t.general(xt, xt, xt, call);
+    ASSERT_TRUE(torch::allclose(a, b, 1e-5, 1e-6)) << step << " " << (a - b).abs().max();
+  }
+}
+
+TEST(DecodingAttention, BeamsSharingEncoderKeysEqualTheGeneralPath) {
+  torch::NoGradGuard no_grad;
+  auto t = make_twins(32, 4);
+  const int64_t sentences = 3, beams = 5, source = 9;
+  auto encoder = torch::randn({sentences, source, 32});
+  auto mask = torch::zeros({sentences, source}, torch::kBool);
+  mask[0].narrow(0, 6, 3).fill_(true);
+  mask[2].narrow(0, 8, 1).fill_(true);
+  IncrementalState kernel_state, general_state;
+  AttentionCall call;
+  call.static_kv = true;
+  call.key_padding_mask = mask;
+  call.cache_key = "cross";
+  for (int64_t step = 0; step < 3; ++step) {
+    auto q = torch::randn({sentences * beams, 1, 32});
+    call.state = &kernel_state;
+    auto a = t.kernel(q, encoder, encoder, call);
+    call.state = &general_state;
+    auto b = t.general(q, encoder, encoder, call);
+    ASSERT_TRUE(torch::allclose(a, b, 1e-5, 1e-6)) << step << " " << (a - b).abs().max();
+  }
+}
+
+}  // namespace

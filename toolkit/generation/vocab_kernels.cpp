@@ -1,0 +1,232 @@
+#include "toolkit/generation/vocab_kernels.h"
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "toolkit/core/vector_clones.h"
+
+namespace csan::generation {
+
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr int64_t kLanes = 16;
+
+// exp(x) for x <= 0 with Cephes' single-precision polynomial (about 1 ulp), in plain
+// arithmetic and bit operations so that loops over it vectorize (std::exp does not);
+// 0 below -87 (and for -inf).
+inline float exp_nonpositive(float x) {
+  const float clamped = x < -87.0f ? -87.0f : x;
+  const float fx = clamped * 1.44269504088896341f + 0.5f;
+  float n = static_cast<float>(static_cast<int32_t>(fx));
+  n = n > fx ? n - 1.0f : n;  // floor
+  const float r = clamped - n * 0.693359375f + n * 2.12194440e-4f;
+  float y = 1.9875691500e-4f;
+  y = y * r + 1.3981999507e-3f;
+  y = y * r + 8.3334519073e-3f;
+  y = y * r + 4.1665795894e-2f;
+  y = y * r + 1.6666665459e-1f;
+  y = y * r + 5.0000001201e-1f;
+  y = y * r * r + r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return x < -87.0f ? 0.0f : y * scale;
+}
+
+// GCC's vector extensions: its vectorizer leaves these loops scalar (IEEE max is no
+// associative reduction; the clamps of exp become branches). The helpers are inlined
+// into the clones, so the ABI of 32-byte vector arguments (-Wpsabi) never applies.
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef float Floats8 __attribute__((vector_size(32)));
+typedef int32_t Ints8 __attribute__((vector_size(32)));
+
+inline Floats8 load8(const float* p) {
+  Floats8 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline Floats8 broadcast8(float x) { return Floats8{} + x; }
+inline Floats8 max8(Floats8 a, Floats8 b) { return a > b ? a : b; }
+inline float horizontal_max(Floats8 v) {
+  float lanes[8];
+  std::memcpy(lanes, &v, sizeof lanes);
+  float m = lanes[0];
+  for (int l = 1; l < 8; ++l) m = lanes[l] > m ? lanes[l] : m;
+  return m;
+}
+// True when some lane of a 16-float block exceeds t (NaN never does).
+inline bool any_above(const float* x, float t) {
+  const Floats8 threshold = broadcast8(t);
+  const Ints8 above = (load8(x) > threshold) | (load8(x + 8) > threshold);
+  uint64_t words[4];
+  std::memcpy(words, &above, sizeof words);
+  return (words[0] | words[1] | words[2] | words[3]) != 0;
+}
+
+// exp_nonpositive on 8 lanes.
+inline Floats8 exp8_nonpositive(Floats8 x) {
+  const Floats8 low = broadcast8(-87.0f);
+  const Floats8 clamped = x < low ? low : x;
+  const Floats8 fx = clamped * 1.44269504088896341f + 0.5f;
+  Floats8 n = __builtin_convertvector(__builtin_convertvector(fx, Ints8), Floats8);
+  n = n > fx ? n - 1.0f : n;  // floor
+  const Floats8 r = clamped - n * 0.693359375f + n * 2.12194440e-4f;
+  Floats8 y = broadcast8(1.9875691500e-4f);
+  y = y * r + 1.3981999507e-3f;
+  y = y * r + 8.3334519073e-3f;
+  y = y * r + 4.1665795894e-2f;
+  y = y * r + 1.6666665459e-1f;
+  y = y * r + 5.0000001201e-1f;
+  y = y * r * r + r + 1.0f;
+  const Ints8 bits = (__builtin_convertvector(n, Ints8) + 127) << 23;
+  return x < low ? broadcast8(0.0f) : y * (Floats8)bits;  // a vector cast reinterprets the bits
+}
+
+CSAN_WITH_AVX2_CLONE
+float logsumexp_row(const float* x, int64_t n) {
+  Floats8 lane_max = broadcast8(kNegInf);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) lane_max = max8(max8(lane_max, load8(x + i)), load8(x + i + 8));
+  float max = horizontal_max(lane_max);
+  for (int64_t j = i; j < n; ++j) max = std::max(max, x[j]);
+  if (!std::isfinite(max)) return max;  // all -inf, or an inf
+  const Floats8 shift = broadcast8(max);
+  Floats8 lane_sum = broadcast8(0.0f);
+  for (i = 0; i + kLanes <= n; i += kLanes)
+    lane_sum += exp8_nonpositive(load8(x + i) - shift) + exp8_nonpositive(load8(x + i + 8) - shift);
+  float lanes[8];
+  std::memcpy(lanes, &lane_sum, sizeof lanes);
+  float sum = 0;
+  for (float lane : lanes) sum += lane;
+  for (int64_t j = i; j < n; ++j) sum += exp_nonpositive(x[j] - max);
+  return max + std::log(sum);  // NaN in, NaN out (through the sum)
+}
+
+// The `width` largest finite values of a row, largest first (equal values in order of
+// appearance). Blocks whose largest value cannot enter are skipped after one vector max.
+struct RowTop {
+  std::vector<float> value;
+  std::vector<int64_t> index;
+  int64_t count = 0;
+
+  explicit RowTop(int64_t width) : value(width), index(width) {}
+  float threshold() const { return count < static_cast<int64_t>(value.size()) ? kNegInf : value[count - 1]; }
+  void offer(float x, int64_t i) {
+    if (!(x > threshold())) return;
+    const auto width = static_cast<int64_t>(value.size());
+    int64_t p = std::min(count, width - 1);
+    while (p > 0 && value[p - 1] < x) {
+      value[p] = value[p - 1], index[p] = index[p - 1];
+      --p;
+    }
+    value[p] = x, index[p] = i;
+    count = std::min(count + 1, width);
+  }
+};
+
+CSAN_WITH_AVX2_CLONE
+void scan_row(const float* x, int64_t n, RowTop& top) {
+  top.count = 0;
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    if (!any_above(x + i, top.threshold())) continue;
+    for (int64_t l = 0; l < kLanes; ++l) top.offer(x[i + l], i + l);
+  }
+  for (; i < n; ++i) top.offer(x[i], i);
+}
+
+struct Candidate {
+  float score, lprob;
+  int64_t beam, token;
+};
+
+}  // namespace
+
+torch::Tensor row_logsumexp(const torch::Tensor& x) {
+  TORCH_CHECK(x.dim() == 2, "row_logsumexp: [R, V] expected, got ", x.sizes());
+  if (x.scalar_type() != torch::kFloat || !x.device().is_cpu()) return torch::logsumexp(x.to(torch::kFloat), 1);
+  const torch::Tensor rows = x.contiguous();
+  const int64_t r = rows.size(0), v = rows.size(1);
+  torch::Tensor out = torch::empty({r}, rows.options());
+  const float* in = rows.data_ptr<float>();
+  float* o = out.data_ptr<float>();
+  at::parallel_for(0, r, std::max<int64_t>(1, 65536 / std::max<int64_t>(v, 1)), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) o[i] = logsumexp_row(in + i * v, v);
+  });
+  return out;
+}
+
+Candidates best_extensions_reference(const torch::Tensor& scores, const torch::Tensor& normalizer,
+                                     const torch::Tensor& cumulative, int64_t width, bool first_step) {
+  const int64_t n = scores.size(0), v = scores.size(2);
+  const torch::Tensor lprobs = scores - normalizer.unsqueeze(2);
+  const torch::Tensor total = first_step ? lprobs.narrow(1, 0, 1) : lprobs + cumulative.unsqueeze(2);
+  const int64_t span = total.size(1) * v;
+  auto [top, index] = torch::topk(total.reshape({n, span}), std::min(width, span));
+  return {top, index.remainder(v), index.div(v, "floor"), lprobs.reshape({n, -1}).gather(1, index)};
+}
+
+Candidates best_extensions(const torch::Tensor& scores, const torch::Tensor& normalizer,
+                           const torch::Tensor& cumulative, int64_t width, bool first_step) {
+  TORCH_CHECK(scores.dim() == 3 && normalizer.sizes() == scores.sizes().slice(0, 2) &&
+                  cumulative.sizes() == normalizer.sizes() && width > 0,
+              "best_extensions: scores ", scores.sizes(), ", normalizer ", normalizer.sizes(), ", cumulative ",
+              cumulative.sizes());
+  const bool fused = scores.scalar_type() == torch::kFloat && normalizer.scalar_type() == torch::kFloat &&
+                     cumulative.scalar_type() == torch::kFloat && scores.device().is_cpu();
+  if (!fused) return best_extensions_reference(scores, normalizer, cumulative, width, first_step);
+
+  const int64_t n = scores.size(0), k = scores.size(1), v = scores.size(2);
+  const int64_t beams = first_step ? 1 : k;
+  const int64_t out_width = std::min(width, beams * v);
+  const torch::Tensor s = scores.contiguous(), norm = normalizer.contiguous(), cum = cumulative.contiguous();
+  torch::Tensor top = torch::empty({n, out_width}, s.options());
+  torch::Tensor lprobs = torch::empty({n, out_width}, s.options());
+  torch::Tensor tokens = torch::empty({n, out_width}, torch::kLong);
+  torch::Tensor beam_of = torch::empty({n, out_width}, torch::kLong);
+  const float* sp = s.data_ptr<float>();
+  const float* np = norm.data_ptr<float>();
+  const float* cp = cum.data_ptr<float>();
+  float* tp = top.data_ptr<float>();
+  float* lp = lprobs.data_ptr<float>();
+  int64_t* kp = tokens.data_ptr<int64_t>();
+  int64_t* bp = beam_of.data_ptr<int64_t>();
+
+  at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
+    RowTop row_top(out_width);
+    std::vector<Candidate> candidates;
+    for (int64_t i = begin; i < end; ++i) {
+      candidates.clear();
+      for (int64_t b = 0; b < beams; ++b) {
+        const int64_t row = i * k + b;
+        const float base = first_step ? 0.0f : cp[row];
+        if (base == kNegInf) continue;  // a dead beam extends to nothing
+        scan_row(sp + row * v, v, row_top);
+        for (int64_t c = 0; c < row_top.count; ++c) {
+          const float lprob = row_top.value[c] - np[row];
+          candidates.push_back({base + lprob, lprob, b, row_top.index[c]});
+        }
+      }
+      // Within a beam the candidates are already best first; stable keeps beam order on ties.
+      std::stable_sort(candidates.begin(), candidates.end(),
+                       [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
+      for (int64_t c = 0; c < out_width; ++c) {
+        const int64_t at = i * out_width + c;
+        const bool real = c < static_cast<int64_t>(candidates.size());
+        tp[at] = real ? candidates[c].score : kNegInf;
+        lp[at] = real ? candidates[c].lprob : kNegInf;
+        kp[at] = real ? candidates[c].token : 0;
+        bp[at] = real ? candidates[c].beam : 0;
+      }
+    }
+  });
+  return {top, tokens, beam_of, lprobs};
+}
+
+}  // namespace csan::generation

@@ -1,0 +1,114 @@
+#include "toolkit/nn/decoding_attention.h"
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "toolkit/core/vector_clones.h"
+
+namespace csan::nn {
+
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// Independent partial sums so the compiler can keep them in vector lanes (a single
+// running float sum would have to be added in order).
+inline float dot(const float* a, const float* b, int64_t n) {
+  constexpr int64_t kLanes = 16;
+  float lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l) lanes[l] += a[i + l] * b[i + l];
+  float sum = 0;
+  for (int64_t l = 0; l < kLanes; ++l) sum += lanes[l];
+  for (; i < n; ++i) sum += a[i] * b[i];
+  return sum;
+}
+
+struct Geometry {
+  int64_t groups, heads, head_dim, tk;
+  int64_t q_row, k_batch, k_head, k_row, v_batch, v_head, v_row;  // strides (elements)
+  float scaling;
+};
+
+// One (key row, head) pair: its G query rows against its Tk cached positions.
+// scores: scratch of G * Tk floats; out: the first query row's context, rows out_row apart.
+CSAN_WITH_AVX2_CLONE
+void attend_pair(const Geometry& g, const float* q, const float* k, const float* v, const bool* padding,
+                 float* scores, float* out, int64_t out_row) {
+  const int64_t d = g.head_dim, tk = g.tk;
+  for (int64_t j = 0; j < tk; ++j) {
+    const bool hidden = padding && padding[j];
+    const float* key = k + j * g.k_row;
+    for (int64_t r = 0; r < g.groups; ++r)
+      scores[r * tk + j] = hidden ? kNegInf : g.scaling * dot(q + r * g.q_row, key, d);
+  }
+  for (int64_t r = 0; r < g.groups; ++r) {
+    float* s = scores + r * tk;
+    float* o = out + r * out_row;
+    std::fill(o, o + d, 0.0f);
+    float max = kNegInf;
+    for (int64_t j = 0; j < tk; ++j) max = std::max(max, s[j]);
+    if (max == kNegInf) continue;  // nothing visible: zero context
+    float sum = 0;
+    for (int64_t j = 0; j < tk; ++j) sum += (s[j] = std::exp(s[j] - max));
+    const float inv = 1.0f / sum;
+    for (int64_t j = 0; j < tk; ++j) {
+      const float p = s[j] * inv;
+      const float* value = v + j * g.v_row;
+      for (int64_t l = 0; l < d; ++l) o[l] += p * value[l];
+    }
+  }
+}
+
+}  // namespace
+
+torch::Tensor decoding_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                 const torch::Tensor& key_padding_mask, int64_t num_heads, double scaling) {
+  TORCH_CHECK(q.scalar_type() == torch::kFloat && k.scalar_type() == torch::kFloat &&
+                  v.scalar_type() == torch::kFloat && q.device().is_cpu() && k.device().is_cpu() &&
+                  v.device().is_cpu(),
+              "decoding attention: float32 CPU tensors only");
+  TORCH_CHECK(q.dim() == 2 && k.dim() == 4 && k.sizes() == v.sizes() && k.size(1) == num_heads &&
+                  q.size(1) == num_heads * k.size(3) && k.size(0) > 0 && q.size(0) % k.size(0) == 0,
+              "decoding attention: bad shapes q ", q.sizes(), " k ", k.sizes(), " v ", v.sizes());
+  const torch::Tensor qc = q.stride(1) == 1 ? q : q.contiguous();
+  const torch::Tensor kc = k.stride(3) == 1 ? k : k.contiguous();
+  const torch::Tensor vc = v.stride(3) == 1 ? v : v.contiguous();
+  torch::Tensor padding;
+  if (key_padding_mask.defined()) {
+    TORCH_CHECK(key_padding_mask.sizes() == torch::IntArrayRef({k.size(0), k.size(2)}),
+                "decoding attention: padding mask ", key_padding_mask.sizes(), " for keys ", k.sizes());
+    padding = key_padding_mask.to(torch::kBool).contiguous();
+  }
+
+  Geometry g{q.size(0) / k.size(0), num_heads, k.size(3), k.size(2), qc.stride(0), kc.stride(0), kc.stride(1),
+             kc.stride(2), vc.stride(0), vc.stride(1), vc.stride(2), static_cast<float>(scaling)};
+  const int64_t model_dim = q.size(1);
+  torch::Tensor out = torch::empty({q.size(0), model_dim}, q.options());
+  const float* qp = qc.data_ptr<float>();
+  const float* kp = kc.data_ptr<float>();
+  const float* vp = vc.data_ptr<float>();
+  const bool* mask = padding.defined() ? padding.data_ptr<bool>() : nullptr;
+  float* op = out.data_ptr<float>();
+
+  const int64_t pairs = k.size(0) * num_heads;
+  const int64_t work_per_pair = std::max<int64_t>(1, g.groups * g.tk * g.head_dim);
+  const int64_t grain = std::max<int64_t>(1, 32768 / work_per_pair);
+  at::parallel_for(0, pairs, grain, [&](int64_t begin, int64_t end) {
+    std::vector<float> scores(g.groups * g.tk);
+    for (int64_t pair = begin; pair < end; ++pair) {
+      const int64_t row = pair / num_heads, h = pair % num_heads;
+      attend_pair(g, qp + row * g.groups * g.q_row + h * g.head_dim, kp + row * g.k_batch + h * g.k_head,
+                  vp + row * g.v_batch + h * g.v_head, mask ? mask + row * g.tk : nullptr, scores.data(),
+                  op + row * g.groups * model_dim + h * g.head_dim, model_dim);
+    }
+  });
+  return out;
+}
+
+}  // namespace csan::nn

@@ -1,0 +1,27 @@
+// Full-scope attention of one new query position per row against cached keys and
+// values: the inner step of incremental decoding. The general path runs QK^T and PV as
+// batched matmuls that LibTorch (without MKL) loops over one tiny GEMM per (row, head),
+// each with its own dispatch, views and BLAS call; at beam 5 and 64 sentences that is
+// thousands of calls per layer and step for a few MFLOP of work. Here each (key row,
+// head) pair is one pass of dot products, an in-cache softmax and a weighted sum over
+// the cached rows, with the pairs spread over the intra-op threads. The G query rows
+// that share one key row (the beams of a sentence against its encoder output) read
+// each cached key and value once.
+// Inference only (no autograd), float32 CPU tensors.
+#pragma once
+
+#include <cstdint>
+
+#include <torch/torch.h>
+
+namespace csan::nn {
+
+// q [R, H*d] (unit last stride, any row stride), k and v [Rk, H, Tk, d] (unit last
+// stride, e.g. views into preallocated caches), R = Rk * G: query rows r*G .. r*G+G-1
+// attend to key row r. key_padding_mask [Rk, Tk] bool (true at padding) or undefined.
+// Returns the context [R, H*d]: softmax(scaling * q k^T + mask) v per head; a row with
+// no visible key gets a zero context.
+torch::Tensor decoding_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                 const torch::Tensor& key_padding_mask, int64_t num_heads, double scaling);
+
+}  // namespace csan::nn
