@@ -1,7 +1,6 @@
 #include "toolkit/generation/ensemble_decoder.h"
 
 #include <cmath>
-#include <cstdlib>
 
 #include "toolkit/core/error.h"
 #include "toolkit/generation/vocab_kernels.h"
@@ -36,7 +35,7 @@ StepScores EnsembleDecoder::step_scores(const torch::Tensor& prefix) {
     torch::Tensor logits = models_[i]->decode(prefix, encoder_outs_[i], &states_[i]);
     logits = logits.select(1, logits.size(1) - 1).to(torch::kFloat);
     if (temperature_ != 1.0) logits = logits / temperature_;
-    if (models_.size() == 1 && std::getenv("CSAN_OLD_DECODE") == nullptr) {  // TEMP A/B
+    if (models_.size() == 1) {
       logits = logits.contiguous();
       return {logits, row_logsumexp(logits)};
     }

@@ -2,7 +2,6 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
-#include <cstdlib>
 #include <limits>
 
 #include "toolkit/generation/vocab_kernels.h"
@@ -11,7 +10,6 @@ namespace csan::generation {
 
 Candidates BeamSearch::step(int64_t step, const torch::Tensor& scores, const torch::Tensor& normalizer,
                             const torch::Tensor& cumulative) {
-  if (std::getenv("CSAN_OLD_DECODE")) return best_extensions_reference(scores, normalizer, cumulative, 2 * scores.size(1), step == 0);  // TEMP A/B
   return best_extensions(scores, normalizer, cumulative, 2 * scores.size(1), step == 0);
 }
 

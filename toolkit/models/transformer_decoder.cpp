@@ -39,7 +39,7 @@ torch::Tensor TransformerDecoderImpl::forward(const torch::Tensor& prev_output_t
   // With a state, positions [0, cached) are in the self-attention caches already.
   int64_t cached = 0;
   const std::string first_cache = layer_key(0) + ".self_attn.prev_key";
-  if (state && state->has(first_cache)) cached = state->at(first_cache).size(2);
+  if (state) cached = state->length(first_cache);
   torch::Tensor tokens = cached > 0 ? prev_output_tokens.narrow(1, cached, prev_output_tokens.size(1) - cached)
                                     : prev_output_tokens;
 

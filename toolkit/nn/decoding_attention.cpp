@@ -35,15 +35,17 @@ struct Geometry {
   float scaling;
 };
 
-// One (key row, head) pair: its G query rows against its Tk cached positions.
-// scores: scratch of G * Tk floats; out: the first query row's context, rows out_row apart.
+// One (key row, head) pair: its G query rows against its Tk cached positions. k and v
+// point at head h of stored row 0; position j of this pair is in stored row rows[j]
+// (beam history), or `row` when rows is null. scores: scratch of G * Tk floats; out:
+// the first query row's context, rows out_row apart.
 CSAN_WITH_AVX2_CLONE
-void attend_pair(const Geometry& g, const float* q, const float* k, const float* v, const bool* padding,
-                 float* scores, float* out, int64_t out_row) {
+void attend_pair(const Geometry& g, const float* q, const float* k, const float* v, const int64_t* rows, int64_t row,
+                 const bool* padding, float* scores, float* out, int64_t out_row) {
   const int64_t d = g.head_dim, tk = g.tk;
   for (int64_t j = 0; j < tk; ++j) {
     const bool hidden = padding && padding[j];
-    const float* key = k + j * g.k_row;
+    const float* key = k + (rows ? rows[j] : row) * g.k_batch + j * g.k_row;
     for (int64_t r = 0; r < g.groups; ++r)
       scores[r * tk + j] = hidden ? kNegInf : g.scaling * dot(q + r * g.q_row, key, d);
   }
@@ -59,7 +61,7 @@ void attend_pair(const Geometry& g, const float* q, const float* k, const float*
     const float inv = 1.0f / sum;
     for (int64_t j = 0; j < tk; ++j) {
       const float p = s[j] * inv;
-      const float* value = v + j * g.v_row;
+      const float* value = v + (rows ? rows[j] : row) * g.v_batch + j * g.v_row;
       for (int64_t l = 0; l < d; ++l) o[l] += p * value[l];
     }
   }
@@ -68,25 +70,39 @@ void attend_pair(const Geometry& g, const float* q, const float* k, const float*
 }  // namespace
 
 torch::Tensor decoding_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                                 const torch::Tensor& key_padding_mask, int64_t num_heads, double scaling) {
+                                 const torch::Tensor& key_padding_mask, int64_t num_heads, double scaling,
+                                 const torch::Tensor& rows_at) {
   TORCH_CHECK(q.scalar_type() == torch::kFloat && k.scalar_type() == torch::kFloat &&
                   v.scalar_type() == torch::kFloat && q.device().is_cpu() && k.device().is_cpu() &&
                   v.device().is_cpu(),
               "decoding attention: float32 CPU tensors only");
+  const bool history = rows_at.defined();
   TORCH_CHECK(q.dim() == 2 && k.dim() == 4 && k.sizes() == v.sizes() && k.size(1) == num_heads &&
-                  q.size(1) == num_heads * k.size(3) && k.size(0) > 0 && q.size(0) % k.size(0) == 0,
-              "decoding attention: bad shapes q ", q.sizes(), " k ", k.sizes(), " v ", v.sizes());
+                  q.size(1) == num_heads * k.size(3) && k.size(0) > 0 &&
+                  (history ? rows_at.dim() == 2 && rows_at.size(0) == q.size(0) && rows_at.size(1) == k.size(2)
+                           : q.size(0) % k.size(0) == 0),
+              "decoding attention: bad shapes q ", q.sizes(), " k ", k.sizes(), " v ", v.sizes(),
+              history ? " rows_at " : "", history ? rows_at.sizes() : torch::IntArrayRef{});
+  TORCH_CHECK(!(history && key_padding_mask.defined()), "decoding attention: no padding mask with a beam history");
   const torch::Tensor qc = q.stride(1) == 1 ? q : q.contiguous();
   const torch::Tensor kc = k.stride(3) == 1 ? k : k.contiguous();
   const torch::Tensor vc = v.stride(3) == 1 ? v : v.contiguous();
-  torch::Tensor padding;
+  torch::Tensor padding, table;
   if (key_padding_mask.defined()) {
     TORCH_CHECK(key_padding_mask.sizes() == torch::IntArrayRef({k.size(0), k.size(2)}),
                 "decoding attention: padding mask ", key_padding_mask.sizes(), " for keys ", k.sizes());
     padding = key_padding_mask.to(torch::kBool).contiguous();
   }
+  if (history) {
+    table = rows_at.to(torch::kLong).contiguous();
+    const auto [low, high] = table.numel() > 0 ? torch::aminmax(table) : std::make_tuple(table, table);
+    TORCH_CHECK(table.numel() == 0 || (low.item<int64_t>() >= 0 && high.item<int64_t>() < k.size(0)),
+                "decoding attention: rows_at outside the ", k.size(0), " stored rows");
+  }
 
-  Geometry g{q.size(0) / k.size(0), num_heads, k.size(3), k.size(2), qc.stride(0), kc.stride(0), kc.stride(1),
+  // With a history every query row is its own pair (G = 1) over the stored rows.
+  const int64_t key_rows = history ? q.size(0) : k.size(0);
+  Geometry g{q.size(0) / key_rows, num_heads, k.size(3), k.size(2), qc.stride(0), kc.stride(0), kc.stride(1),
              kc.stride(2), vc.stride(0), vc.stride(1), vc.stride(2), static_cast<float>(scaling)};
   const int64_t model_dim = q.size(1);
   torch::Tensor out = torch::empty({q.size(0), model_dim}, q.options());
@@ -94,17 +110,18 @@ torch::Tensor decoding_attention(const torch::Tensor& q, const torch::Tensor& k,
   const float* kp = kc.data_ptr<float>();
   const float* vp = vc.data_ptr<float>();
   const bool* mask = padding.defined() ? padding.data_ptr<bool>() : nullptr;
+  const int64_t* rows = history ? table.data_ptr<int64_t>() : nullptr;
   float* op = out.data_ptr<float>();
 
-  const int64_t pairs = k.size(0) * num_heads;
+  const int64_t pairs = key_rows * num_heads;
   const int64_t work_per_pair = std::max<int64_t>(1, g.groups * g.tk * g.head_dim);
   const int64_t grain = std::max<int64_t>(1, 32768 / work_per_pair);
   at::parallel_for(0, pairs, grain, [&](int64_t begin, int64_t end) {
     std::vector<float> scores(g.groups * g.tk);
     for (int64_t pair = begin; pair < end; ++pair) {
       const int64_t row = pair / num_heads, h = pair % num_heads;
-      attend_pair(g, qp + row * g.groups * g.q_row + h * g.head_dim, kp + row * g.k_batch + h * g.k_head,
-                  vp + row * g.v_batch + h * g.v_head, mask ? mask + row * g.tk : nullptr, scores.data(),
+      attend_pair(g, qp + row * g.groups * g.q_row + h * g.head_dim, kp + h * g.k_head, vp + h * g.v_head,
+                  rows ? rows + row * g.tk : nullptr, row, mask ? mask + row * g.tk : nullptr, scores.data(),
                   op + row * g.groups * model_dim + h * g.head_dim, model_dim);
     }
   });

@@ -21,7 +21,11 @@ namespace csan::nn {
 // attend to key row r. key_padding_mask [Rk, Tk] bool (true at padding) or undefined.
 // Returns the context [R, H*d]: softmax(scaling * q k^T + mask) v per head; a row with
 // no visible key gets a zero context.
+// With rows_at [R, Tk] (a beam history, see IncrementalState::History), k and v are the
+// stored rows instead and query row r reads position j from stored row rows_at[r][j]
+// (G = 1, no padding mask).
 torch::Tensor decoding_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                                 const torch::Tensor& key_padding_mask, int64_t num_heads, double scaling);
+                                 const torch::Tensor& key_padding_mask, int64_t num_heads, double scaling,
+                                 const torch::Tensor& rows_at = {});
 
 }  // namespace csan::nn

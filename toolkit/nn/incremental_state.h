@@ -1,7 +1,11 @@
 // Cached per-layer tensors for incremental decoding. Two kinds of entries:
-//  - growing (self-attention keys/values of the prefix, [R, H, T, d], one row per
-//    hypothesis): preallocated, each step's positions written in place, so a step never
-//    copies the prefix to append to it;
+//  - growing (self-attention keys/values of the prefix, one row per hypothesis):
+//    stored position-major, [positions, rows, H, d], each step's positions written in
+//    place. Beam search never moves them: reordering rows only rewrites a small table
+//    rows_at [R, T] saying, for each current row and each position, which stored row
+//    holds that row's history there (the beam's back-pointers, resolved). Attention
+//    reads through the table (decoding_attention); at() gathers [R, H, T, d] for
+//    callers that need it dense;
 //  - fixed (encoder-side keys/values projected once, [N, H, S, d]): one row per
 //    sentence. In beam search the R = N * beam hypotheses of the N sentences share them
 //    (MultiheadAttention groups the beams' queries), so reordering beams never copies
@@ -18,77 +22,117 @@ namespace csan::nn {
 
 class IncrementalState {
  public:
+  // A growing entry as stored: positions [rows capacity, H, T, d] (a strided view) and
+  // rows_at [R, T] int64, the stored row holding current row r's entry at position j.
+  struct History {
+    torch::Tensor positions;
+    torch::Tensor rows_at;
+  };
+
   // Positions the growing entries are allocated for when first written (they still
   // grow past it). Untouched capacity costs address space only, not memory.
   void reserve(int64_t positions) { reserved_ = std::max<int64_t>(positions, 1); }
 
   bool has(const std::string& key) const { return fixed_.count(key) > 0 || growing_.count(key) > 0; }
-  // A fixed entry, or the filled positions of a growing one (a view into its buffer).
+  // Positions held by a growing entry (0 when there is none).
+  int64_t length(const std::string& key) const {
+    const auto g = growing_.find(key);
+    return g == growing_.end() ? 0 : g->second.length;
+  }
+  // A fixed entry, or a growing entry's positions gathered into [R, H, T, d].
   torch::Tensor at(const std::string& key) const {
     const auto g = growing_.find(key);
-    return g != growing_.end() ? g->second.filled() : fixed_.at(key);
+    if (g == growing_.end()) return fixed_.at(key);
+    const Growing& e = g->second;
+    const int64_t capacity_rows = e.buffer.size(1);
+    const torch::Tensor flat_rows =
+        rows_at(e.length) + torch::arange(e.length, rows_at_.options()).mul_(capacity_rows).unsqueeze(0);
+    return e.buffer.view({-1, e.buffer.size(2), e.buffer.size(3)})
+        .index_select(0, flat_rows.reshape(-1))
+        .view({rows_, e.length, e.buffer.size(2), e.buffer.size(3)})
+        .permute({0, 2, 1, 3});
+  }
+  History history(const std::string& key) const {
+    const Growing& e = growing_.at(key);
+    return {e.buffer.narrow(0, 0, e.length).permute({1, 2, 0, 3}), rows_at(e.length)};
   }
   void set(const std::string& key, torch::Tensor value) { fixed_[key] = std::move(value); }
 
-  // Writes positions [R, H, t, d] after the filled ones of a growing entry (dim 2) and
-  // returns all filled positions [R, H, T + t, d].
-  torch::Tensor append(const std::string& key, const torch::Tensor& positions) {
+  // Writes positions [R, H, t, d] after the filled ones of a growing entry.
+  void append(const std::string& key, const torch::Tensor& positions) {
+    const int64_t rows = positions.size(0), added = positions.size(2);
+    TORCH_CHECK(rows_ < 0 || rows == rows_, "incremental state '", key, "': ", rows, " rows appended to ", rows_);
     Growing& g = growing_[key];
-    TORCH_CHECK(!g.buffer.defined() || positions.size(0) == g.rows, "incremental state '", key, "': ",
-                positions.size(0), " rows appended to ", g.rows);
-    const int64_t rows = positions.size(0), needed = g.length + positions.size(2);
-    if (!g.buffer.defined() || needed > g.buffer.size(2)) {
+    const int64_t needed = g.length + added;
+    if (!g.buffer.defined() || needed > g.buffer.size(0) || rows > g.buffer.size(1)) {
       // First write, or past the reserve: reallocate with room to spare (amortized).
-      const int64_t capacity = std::max(needed, g.buffer.defined() ? 2 * g.buffer.size(2) : reserved_);
-      torch::Tensor bigger = torch::empty({rows, positions.size(1), capacity, positions.size(3)}, positions.options());
-      if (g.length > 0) bigger.narrow(2, 0, g.length).copy_(g.filled());
+      const int64_t capacity = std::max(needed, g.buffer.defined() ? 2 * g.buffer.size(0) : reserved_);
+      const int64_t capacity_rows = std::max(rows, g.buffer.defined() ? g.buffer.size(1) : rows);
+      torch::Tensor bigger =
+          torch::empty({capacity, capacity_rows, positions.size(1), positions.size(3)}, positions.options());
+      if (g.length > 0) bigger.narrow(0, 0, g.length).narrow(1, 0, g.buffer.size(1)).copy_(g.buffer.narrow(0, 0, g.length));
       g.buffer = bigger;
-      g.spare = torch::Tensor();
-      g.rows = rows;
     }
-    g.buffer.narrow(0, 0, g.rows).narrow(2, g.length, positions.size(2)).copy_(positions);
+    g.buffer.narrow(0, g.length, added).narrow(1, 0, rows).copy_(positions.permute({2, 0, 1, 3}));
     g.length = needed;
-    return g.filled();
+    extend_rows_at(rows, needed, positions.device());
   }
 
   // One row per sentence (no shared rows): keeps rows new_order [R'] of every entry.
   void reorder(const torch::Tensor& new_order) {
-    for (auto& [key, g] : growing_) g.reorder(new_order);
+    reorder_rows(new_order);
     for (auto& [key, t] : fixed_) t = t.index_select(0, new_order);
   }
   // Beam search: rows new_order [R'] of the growing entries; the fixed (per-sentence)
   // entries keep sentences [N'] when given (sentences left the batch), else stay as
   // they are (beams moved within their sentences).
   void reorder_beams(const torch::Tensor& new_order, const torch::Tensor& sentences = {}) {
-    for (auto& [key, g] : growing_) g.reorder(new_order);
+    reorder_rows(new_order);
     if (sentences.defined())
       for (auto& [key, t] : fixed_) t = t.index_select(0, sentences);
   }
   void clear() {
     fixed_.clear();
     growing_.clear();
+    rows_at_ = torch::Tensor();
+    rows_ = -1;
+    covered_ = 0;
   }
 
  private:
   struct Growing {
-    torch::Tensor buffer;  // [rows capacity, H, positions capacity, d]
-    torch::Tensor spare;   // same shape: where the next reorder writes, then swapped
-    int64_t rows = 0, length = 0;
-
-    torch::Tensor filled() const { return buffer.narrow(0, 0, rows).narrow(2, 0, length); }
-    void reorder(const torch::Tensor& new_order) {
-      const int64_t kept = new_order.size(0);
-      if (!spare.defined() || kept > spare.size(0))
-        spare = torch::empty({std::max(kept, buffer.size(0)), buffer.size(1), buffer.size(2), buffer.size(3)},
-                             buffer.options());
-      torch::Tensor target = spare.narrow(0, 0, kept).narrow(2, 0, length);
-      torch::index_select_out(target, filled(), 0, new_order);
-      std::swap(buffer, spare);
-      rows = kept;
-    }
+    torch::Tensor buffer;  // [positions capacity, rows capacity, H, d]
+    int64_t length = 0;
   };
 
+  torch::Tensor rows_at(int64_t length) const { return rows_at_.narrow(0, 0, rows_).narrow(1, 0, length); }
+
+  // Positions [covered_, length) are new: each current row holds its own entry there.
+  void extend_rows_at(int64_t rows, int64_t length, const torch::Device& device) {
+    if (rows_ < 0) rows_ = rows;
+    if (length <= covered_) return;
+    if (!rows_at_.defined() || length > rows_at_.size(1)) {
+      const int64_t capacity = std::max(length, rows_at_.defined() ? 2 * rows_at_.size(1) : reserved_);
+      torch::Tensor bigger = torch::empty({rows_, capacity}, torch::dtype(torch::kLong).device(device));
+      if (covered_ > 0) bigger.narrow(1, 0, covered_).copy_(rows_at(covered_));
+      rows_at_ = bigger;
+    }
+    rows_at_.narrow(0, 0, rows_).narrow(1, covered_, length - covered_)
+        .copy_(torch::arange(rows_, rows_at_.options()).unsqueeze(1).expand({rows_, length - covered_}));
+    covered_ = length;
+  }
+
+  void reorder_rows(const torch::Tensor& new_order) {
+    if (rows_ < 0) return;  // nothing grown yet
+    torch::Tensor table = rows_at_.narrow(0, 0, rows_).index_select(0, new_order.to(rows_at_.device()));
+    rows_ = new_order.size(0);
+    rows_at_ = table;
+  }
+
   int64_t reserved_ = 16;
+  int64_t rows_ = -1;    // current rows of the growing entries (-1: none written yet)
+  int64_t covered_ = 0;  // positions rows_at_ describes
+  torch::Tensor rows_at_;  // [rows, positions capacity] int64
   std::unordered_map<std::string, torch::Tensor> fixed_;
   std::unordered_map<std::string, Growing> growing_;
 };

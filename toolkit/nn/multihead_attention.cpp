@@ -1,7 +1,6 @@
 #include "toolkit/nn/multihead_attention.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 #include <typeinfo>
 
@@ -103,21 +102,31 @@ torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const 
       call.state->set(k_name, k);
       call.state->set(v_name, v);
     } else if (call.state) {  // written in place into preallocated caches
-      k = call.state->append(k_name, k);
-      v = call.state->append(v_name, v);
+      call.state->append(k_name, k);
+      call.state->append(v_name, v);
     }
   }
-  // One new position per row against the caches: the decoding kernel, which also
-  // reads the beams' shared encoder keys once per sentence.
-  static const bool old_path = std::getenv("CSAN_OLD_DECODE") != nullptr;  // TEMP A/B
-  const bool decoding_step = !old_path && tq == 1 && typeid(*scope_) == typeid(FullScope) &&
+  const bool growing = call.state && !call.static_kv;
+  // One new position per row against the caches: the decoding kernel, which reads
+  // the self-attention caches through the beams' history (no reordering copies) and
+  // the beams' shared encoder keys once per sentence.
+  const bool decoding_step = tq == 1 && typeid(*scope_) == typeid(FullScope) &&
                              !(q.requires_grad() || k.requires_grad() || v.requires_grad()) &&
                              !(is_training() && options_.attention_dropout > 0) && q.scalar_type() == torch::kFloat &&
-                             k.scalar_type() == torch::kFloat && q.device().is_cpu() && k.device().is_cpu();
+                             k.scalar_type() == torch::kFloat && q.device().is_cpu() && k.device().is_cpu() &&
+                             !(growing && call.key_padding_mask.defined());
   if (decoding_step) {
-    return out_proj(decoding_attention(q.select(1, 0), k, v, call.key_padding_mask, options_.num_heads, scaling_)
-                        .view({batch, 1, d}));
+    torch::Tensor context;
+    if (growing) {
+      const auto keys = call.state->history(k_name), values = call.state->history(v_name);
+      context = decoding_attention(q.select(1, 0), keys.positions, values.positions, {}, options_.num_heads, scaling_,
+                                   keys.rows_at);
+    } else {
+      context = decoding_attention(q.select(1, 0), k, v, call.key_padding_mask, options_.num_heads, scaling_);
+    }
+    return out_proj(context.view({batch, 1, d}));
   }
+  if (growing) k = call.state->at(k_name), v = call.state->at(v_name);
   q = split_heads(q).mul(scaling_);  // fairseq scales q after its bias
   const int64_t tk = k.size(2);
   torch::Tensor key_padding_mask = call.key_padding_mask;

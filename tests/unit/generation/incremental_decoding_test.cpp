@@ -15,35 +15,49 @@ TEST(IncrementalState, AppendsInPlaceWithinTheReserveAndGrowsPastIt) {
   nn::IncrementalState state;
   state.reserve(4);
   auto a = torch::randn({3, 2, 1, 5}), b = torch::randn({3, 2, 2, 5}), c = torch::randn({3, 2, 3, 5});
-  auto first = state.append("k", a);
-  auto second = state.append("k", b);
-  EXPECT_EQ(first.data_ptr(), second.data_ptr()) << "no copy of the prefix while within the reserve";
-  EXPECT_TRUE(torch::equal(second, torch::cat({a, b}, 2)));
-  auto third = state.append("k", c);  // 6 > 4 positions: reallocated, content kept
-  EXPECT_TRUE(torch::equal(third, torch::cat({a, b, c}, 2)));
-  EXPECT_TRUE(torch::equal(state.at("k"), third));
+  state.append("k", a);
+  const void* storage = state.history("k").positions.data_ptr();
+  state.append("k", b);
+  EXPECT_EQ(state.history("k").positions.data_ptr(), storage) << "no copy of the prefix while within the reserve";
+  EXPECT_TRUE(torch::equal(state.at("k"), torch::cat({a, b}, 2)));
+  state.append("k", c);  // 6 > 4 positions: reallocated, content kept
+  EXPECT_TRUE(torch::equal(state.at("k"), torch::cat({a, b, c}, 2)));
+  EXPECT_EQ(state.length("k"), 6);
+  EXPECT_EQ(state.length("absent"), 0);
 }
 
-TEST(IncrementalState, BeamReorderMovesRowsAndLeavesPerSentenceEntriesUntilSentencesLeave) {
+TEST(IncrementalState, BeamReorderRewritesTheHistoryNotTheCachesAndLeavesPerSentenceEntriesUntilSentencesLeave) {
   nn::IncrementalState state;
   auto rows = torch::randn({4, 2, 3, 5}), per_sentence = torch::randn({2, 2, 7, 5});
   state.append("self", rows);
   state.set("cross", per_sentence);
+  const void* storage = state.history("self").positions.data_ptr();
   auto order = torch::tensor(std::vector<int64_t>{1, 1, 3, 2});  // beams stay in their sentence
   state.reorder_beams(order);
   EXPECT_TRUE(torch::equal(state.at("self"), rows.index_select(0, order)));
+  EXPECT_TRUE(torch::equal(state.history("self").rows_at, order.unsqueeze(1).expand({4, 3})));
+  EXPECT_EQ(state.history("self").positions.data_ptr(), storage) << "reordering moves no cached keys";
   EXPECT_TRUE(state.at("cross").is_same(per_sentence)) << "encoder-side state is not copied";
+  // A new position, then a second reorder: each row's history follows its own chain.
+  auto fourth = torch::randn({4, 2, 1, 5});
+  state.append("self", fourth);
+  auto expected = torch::cat({rows.index_select(0, order), fourth}, 2);
+  auto order2 = torch::tensor(std::vector<int64_t>{0, 0, 2, 3});
+  state.reorder_beams(order2);
+  expected = expected.index_select(0, order2);
+  EXPECT_TRUE(torch::equal(state.at("self"), expected));
   // Sentence 0 leaves; its rows go.
-  state.reorder_beams(torch::tensor(std::vector<int64_t>{3, 2}), torch::tensor(std::vector<int64_t>{1}));
-  EXPECT_TRUE(torch::equal(state.at("self"), rows.index_select(0, torch::tensor(std::vector<int64_t>{2, 3}))));
+  auto keep = torch::tensor(std::vector<int64_t>{3, 2});
+  state.reorder_beams(keep, torch::tensor(std::vector<int64_t>{1}));
+  expected = expected.index_select(0, keep);
+  EXPECT_TRUE(torch::equal(state.at("self"), expected));
   EXPECT_TRUE(torch::equal(state.at("cross"), per_sentence.narrow(0, 1, 1)));
   // Appending after a shrink writes the remaining rows only.
   auto more = torch::randn({2, 2, 1, 5});
-  auto before = state.at("self").clone();
-  auto after = state.append("self", more);
-  EXPECT_TRUE(torch::equal(after.narrow(2, 0, 3), before));
-  EXPECT_TRUE(torch::equal(after.narrow(2, 3, 1), more));
-  EXPECT_EQ(state.at("self").size(2), 4);
+  state.append("self", more);
+  EXPECT_TRUE(torch::equal(state.at("self"), torch::cat({expected, more}, 2)));
+  EXPECT_EQ(state.length("self"), 5);
+  EXPECT_THROW(state.append("self", torch::randn({3, 2, 1, 5})), c10::Error);  // rows must match
 }
 
 // Beams share their sentence's encoder output (one row per sentence) while every beam

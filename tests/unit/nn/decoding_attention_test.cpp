@@ -47,6 +47,27 @@ TEST(DecodingAttention, ContextIsSoftmaxOfScaledScoresTimesValuesOnStridedCaches
     }
 }
 
+TEST(DecodingAttention, RowsReadTheirPositionsFromTheStoredRowsTheHistoryNames) {
+  torch::manual_seed(6);
+  const int64_t stored = 5, rows = 3, heads = 2, d = 8, tk = 4;
+  // Position-major storage, viewed as [stored rows, H, T, d] (IncrementalState's layout).
+  auto k = torch::randn({tk, stored, heads, d}).permute({1, 2, 0, 3});
+  auto v = torch::randn({tk, stored, heads, d}).permute({1, 2, 0, 3});
+  auto rows_at = torch::tensor(std::vector<int64_t>{4, 0, 0, 2, 1, 1, 3, 0, 2, 2, 2, 4}).view({rows, tk});
+  auto q = torch::randn({rows, heads * d});
+  auto out = decoding_attention(q, k, v, {}, heads, 0.5, rows_at);
+  // The same rows gathered densely: row r, position j <- stored row rows_at[r][j].
+  auto dense_k = torch::empty({rows, heads, tk, d}), dense_v = torch::empty({rows, heads, tk, d});
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < tk; ++j) {
+      dense_k[r].select(1, j).copy_(k[rows_at[r][j].item<int64_t>()].select(1, j));
+      dense_v[r].select(1, j).copy_(v[rows_at[r][j].item<int64_t>()].select(1, j));
+    }
+  auto expected = decoding_attention(q, dense_k, dense_v, {}, heads, 0.5);
+  EXPECT_TRUE(torch::allclose(out, expected, 1e-6, 1e-6)) << (out - expected).abs().max();
+  EXPECT_THROW(decoding_attention(q, k, v, {}, heads, 0.5, rows_at + 1), c10::Error);  // row 5 is not stored
+}
+
 TEST(DecodingAttention, KeyRowWithoutVisibleKeysGivesZeroContext) {
   auto q = torch::randn({4, 8}), k = torch::randn({2, 2, 3, 4});
   auto mask = torch::zeros({2, 3}, torch::kBool);
