@@ -76,4 +76,19 @@ std::unique_ptr<PrecisionPolicy> make_precision_policy(const std::string& name) 
   return make_policy(name, scaler);
 }
 
+bool cpu_has_native_bf16() {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512bf16");
+#else
+  return false;
+#endif
+}
+
+std::string precision_speed_warning(const std::string& precision, const torch::Device& device) {
+  if (precision != "bf16" || !device.is_cpu() || cpu_has_native_bf16()) return "";
+  return "warning: precision bf16 on a CPU without AVX512-BF16: LibTorch emulates bf16 matrix products here, "
+         "much slower than fp32 (use --precision fp32 on this machine)";
+}
+
 }  // namespace csan::training

@@ -75,4 +75,12 @@ std::unique_ptr<PrecisionPolicy> make_precision_policy(const core::Config& cfg, 
 // With default scaler options (tests, benchmarks).
 std::unique_ptr<PrecisionPolicy> make_precision_policy(const std::string& name);
 
+// True when this CPU has bf16 matrix instructions (AVX512-BF16), which LibTorch's
+// oneDNN kernels need to run bf16 products faster than fp32.
+bool cpu_has_native_bf16();
+// A one-line warning when `precision` is known to be slow where the model runs: bf16
+// on a CPU without native bf16, where LibTorch emulates bf16 products (about 25x
+// slower than fp32 on the machines this was measured on). Empty otherwise.
+std::string precision_speed_warning(const std::string& precision, const torch::Device& device);
+
 }  // namespace csan::training

@@ -170,6 +170,9 @@ int run_training(const core::Config& recipe) {
            std::to_string(tgt_dict.size()) + (context.joined_dictionary ? " (joined)" : ""));
   log.info("model " + cfg.get<std::string>("model.arch") + ": " +
            std::to_string(nn::count_parameters(trainer.model())) + " parameters");
+  const std::string slow_precision = precision_speed_warning(cfg.get<std::string>("common.precision"),
+                                                             trainer.model().parameters().front().device());
+  if (!slow_precision.empty() && master) log.info(slow_precision);
   if (distributed.distributed())
     log.info("distributed: " + std::to_string(distributed.world_size) + " workers (" + distributed.source +
              "), rendezvous " + distributed.master_addr + ":" + std::to_string(distributed.master_port) + ", " +

@@ -8,6 +8,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <string>
 #include <unistd.h>
 
 #include <ATen/autocast_mode.h>
@@ -358,3 +360,21 @@ TEST(PrecisionFactory, ScaleWindowDefaultsToFairseqsFormula) {
 
 }  // namespace
 }  // namespace csan::training
+
+// The bf16 speed warning follows the CPU's own flags (Linux names the instruction set
+// avx512_bf16 in /proc/cpuinfo), and never concerns fp32.
+TEST(PrecisionSpeedWarning, Bf16WarnsExactlyWhenTheCpuLacksAvx512Bf16) {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  if (!cpuinfo) GTEST_SKIP() << "no /proc/cpuinfo";
+  std::string line, flags;
+  while (std::getline(cpuinfo, line))
+    if (line.rfind("flags", 0) == 0) {
+      flags = line + " ";
+      break;
+    }
+  const bool listed = flags.find(" avx512_bf16 ") != std::string::npos;
+  EXPECT_EQ(csan::training::cpu_has_native_bf16(), listed);
+  const torch::Device cpu(torch::kCPU);
+  EXPECT_EQ(csan::training::precision_speed_warning("bf16", cpu).empty(), listed);
+  EXPECT_TRUE(csan::training::precision_speed_warning("fp32", cpu).empty());
+}
