@@ -18,6 +18,13 @@
 //   issue 7: ... --recipe recipes/bench-small.yaml --workers 2   (1 vs 2 Gloo workers, 1 thread each)
 //   issue 7: ... --recipe recipes/bench-small.yaml --precision fp32,bf16   (each arch under each
 //            precision on the same batches; also bf16-weights: bf16 model + fp32 master weights)
+//   --glibc-malloc: glibc's default allocator settings, against which the default
+//            (core/allocator_tuning: large blocks stay mapped) is compared.
+// OpenMP waits: libgomp spins up to ~300k iterations at every barrier. On a machine that
+// other jobs share, a spinning thread waits for a descheduled partner: there
+// OMP_WAIT_POLICY=passive gave 1.5-2.6x the tokens/s of the default (GOMP_SPINCOUNT=10000
+// 1.4-2.4x) with 2 threads on 2 busy cores. On a quiet machine spinning is what keeps
+// barrier latency low: compare the three there before choosing one for a long run.
 #include <boost/program_options.hpp>
 #include <torch/csrc/autograd/profiler_legacy.h>
 
