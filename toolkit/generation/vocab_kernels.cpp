@@ -17,28 +17,6 @@ namespace {
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr int64_t kLanes = 16;
 
-// exp(x) for x <= 0 with Cephes' single-precision polynomial (about 1 ulp), in plain
-// arithmetic and bit operations so that loops over it vectorize (std::exp does not);
-// 0 below -87 (and for -inf).
-inline float exp_nonpositive(float x) {
-  const float clamped = x < -87.0f ? -87.0f : x;
-  const float fx = clamped * 1.44269504088896341f + 0.5f;
-  float n = static_cast<float>(static_cast<int32_t>(fx));
-  n = n > fx ? n - 1.0f : n;  // floor
-  const float r = clamped - n * 0.693359375f + n * 2.12194440e-4f;
-  float y = 1.9875691500e-4f;
-  y = y * r + 1.3981999507e-3f;
-  y = y * r + 8.3334519073e-3f;
-  y = y * r + 4.1665795894e-2f;
-  y = y * r + 1.6666665459e-1f;
-  y = y * r + 5.0000001201e-1f;
-  y = y * r * r + r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return x < -87.0f ? 0.0f : y * scale;
-}
-
 // GCC's vector extensions: its vectorizer leaves these loops scalar (IEEE max is no
 // associative reduction; the clamps of exp become branches). The helpers are inlined
 // into the clones, so the ABI of 32-byte vector arguments (-Wpsabi) never applies.
@@ -69,7 +47,8 @@ inline bool any_above(const float* x, float t) {
   return (words[0] | words[1] | words[2] | words[3]) != 0;
 }
 
-// exp_nonpositive on 8 lanes.
+// exp(x) for x <= 0 on 8 lanes, with Cephes' single-precision polynomial (about 1
+// ulp); 0 below -87 (and for -inf).
 inline Floats8 exp8_nonpositive(Floats8 x) {
   const Floats8 low = broadcast8(-87.0f);
   const Floats8 clamped = x < low ? low : x;
@@ -100,11 +79,16 @@ float logsumexp_row(const float* x, int64_t n) {
   Floats8 lane_sum = broadcast8(0.0f);
   for (i = 0; i + kLanes <= n; i += kLanes)
     lane_sum += exp8_nonpositive(load8(x + i) - shift) + exp8_nonpositive(load8(x + i + 8) - shift);
+  if (i < n) {  // the tail as one block padded with -inf (exp gives 0 there)
+    float tail[kLanes];
+    std::fill(tail, tail + kLanes, kNegInf);
+    std::copy(x + i, x + n, tail);
+    lane_sum += exp8_nonpositive(load8(tail) - shift) + exp8_nonpositive(load8(tail + 8) - shift);
+  }
   float lanes[8];
   std::memcpy(lanes, &lane_sum, sizeof lanes);
   float sum = 0;
   for (float lane : lanes) sum += lane;
-  for (int64_t j = i; j < n; ++j) sum += exp_nonpositive(x[j] - max);
   return max + std::log(sum);  // NaN in, NaN out (through the sum)
 }
 

@@ -7,15 +7,11 @@
 
 #include "toolkit/nn/decoding_attention.h"
 #include "toolkit/nn/multihead_attention.h"
+#include "attention_twins.h"
 
 namespace {
 
 using namespace csan::nn;
-
-class IdentityScope : public AttentionScope {
- public:
-  torch::Tensor shape_scores(torch::Tensor scores, const ScopeContext&) override { return scores; }
-};
 
 TEST(DecodingAttention, ContextIsSoftmaxOfScaledScoresTimesValuesOnStridedCaches) {
   torch::manual_seed(5);
@@ -85,20 +81,9 @@ TEST(DecodingAttention, RejectsMismatchedShapes) {
                c10::Error);
 }
 
-struct Twins {
-  MultiheadAttention kernel{nullptr}, general{nullptr};
-};
-
-Twins make_twins(int64_t d, int64_t heads) {
-  torch::manual_seed(11);
-  Twins t;
-  t.kernel = MultiheadAttention(MultiheadAttentionOptions{d, heads, 0.0, true});
-  t.general = MultiheadAttention(MultiheadAttentionOptions{d, heads, 0.0, true});
-  torch::NoGradGuard no_grad;
-  auto a = t.kernel->parameters(), b = t.general->parameters();
-  for (size_t i = 0; i < a.size(); ++i) b[i].copy_(a[i]);
-  t.general->set_scope(std::make_shared<IdentityScope>());
-  t.kernel->eval();
+test_support::AttentionTwins make_twins(int64_t d, int64_t heads) {
+  auto t = test_support::make_attention_twins(d, heads, true);
+  t.fast->eval();
   t.general->eval();
   return t;
 }
@@ -114,7 +99,7 @@ TEST(DecodingAttention, IncrementalSelfAttentionEqualsTheGeneralPath) {
   for (int64_t step = 0; step < 7; ++step) {
     auto xt = x.narrow(1, step, 1);
     call.state = &kernel_state;
-    auto a = t.kernel(xt, xt, xt, call);
+    auto a = t.fast(xt, xt, xt, call);
     call.state = &general_state;
     auto b = t.general(xt, xt, xt, call);
     ASSERT_TRUE(torch::allclose(a, b, 1e-5, 1e-6)) << step << " " << (a - b).abs().max();
@@ -137,7 +122,7 @@ TEST(DecodingAttention, BeamsSharingEncoderKeysEqualTheGeneralPath) {
   for (int64_t step = 0; step < 3; ++step) {
     auto q = torch::randn({sentences * beams, 1, 32});
     call.state = &kernel_state;
-    auto a = t.kernel(q, encoder, encoder, call);
+    auto a = t.fast(q, encoder, encoder, call);
     call.state = &general_state;
     auto b = t.general(q, encoder, encoder, call);
     ASSERT_TRUE(torch::allclose(a, b, 1e-5, 1e-6)) << step << " " << (a - b).abs().max();

@@ -5,31 +5,15 @@
 
 #include "toolkit/nn/fused_attention.h"
 #include "toolkit/nn/multihead_attention.h"
+#include "attention_twins.h"
 
 namespace {
 
 using namespace csan::nn;
 
-class IdentityScope : public AttentionScope {
- public:
-  torch::Tensor shape_scores(torch::Tensor scores, const ScopeContext&) override { return scores; }
-};
+using Pair = test_support::AttentionTwins;
 
-struct Pair {
-  MultiheadAttention fused{nullptr}, general{nullptr};
-};
-
-Pair make_twins(int64_t d, int64_t heads, bool bias) {
-  torch::manual_seed(11);
-  Pair p;
-  p.fused = MultiheadAttention(MultiheadAttentionOptions{d, heads, 0.0, bias});
-  p.general = MultiheadAttention(MultiheadAttentionOptions{d, heads, 0.0, bias});
-  torch::NoGradGuard no_grad;
-  auto a = p.fused->parameters(), b = p.general->parameters();
-  for (size_t i = 0; i < a.size(); ++i) b[i].copy_(a[i]);
-  p.general->set_scope(std::make_shared<IdentityScope>());
-  return p;
-}
+Pair make_twins(int64_t d, int64_t heads, bool bias) { return test_support::make_attention_twins(d, heads, bias); }
 
 // Output and every gradient (inputs and parameters) agree between the two paths.
 void expect_same(Pair& p, const torch::Tensor& query, const torch::Tensor& key, const AttentionCall& call,
@@ -45,14 +29,14 @@ void expect_same(Pair& p, const torch::Tensor& query, const torch::Tensor& key, 
     return out;
   };
   torch::Tensor fq, fk, gq, gk;
-  auto fused = run(p.fused, fq, fk);
+  auto fused = run(p.fast, fq, fk);
   auto general = run(p.general, gq, gk);
   EXPECT_TRUE(torch::allclose(fused, general, 1e-5, 1e-5)) << (fused - general).abs().max();
   EXPECT_TRUE(torch::allclose(fq, gq, 1e-4, 1e-5)) << (fq - gq).abs().max();
   if (!self) {
     EXPECT_TRUE(torch::allclose(fk, gk, 1e-4, 1e-5)) << (fk - gk).abs().max();
   }
-  auto a = p.fused->parameters(), b = p.general->parameters();
+  auto a = p.fast->parameters(), b = p.general->parameters();
   for (size_t i = 0; i < a.size(); ++i)
     EXPECT_TRUE(torch::allclose(a[i].grad(), b[i].grad(), 1e-4, 1e-5)) << i << " " << (a[i].grad() - b[i].grad()).abs().max();
 }
