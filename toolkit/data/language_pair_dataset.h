@@ -17,6 +17,13 @@ namespace csan::data {
 struct TokenMatrix {
   int64_t rows = 0, cols = 0;
   std::vector<int64_t> values;
+
+  // Row r of a right-padded matrix, up to its first pad.
+  std::vector<int64_t> row_before_pad(int64_t r, int64_t pad) const {
+    std::vector<int64_t> out;
+    for (int64_t c = 0; c < cols && values[r * cols + c] != pad; ++c) out.push_back(values[r * cols + c]);
+    return out;
+  }
 };
 
 struct CollatedBatch {

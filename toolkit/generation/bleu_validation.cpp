@@ -25,17 +25,6 @@ SearchOptions search_options(const core::Config& cfg) {
   return o;
 }
 
-// Row r of a right-padded matrix, up to the first pad.
-std::vector<int64_t> row(const data::TokenMatrix& m, int64_t r, int64_t pad) {
-  std::vector<int64_t> out;
-  for (int64_t c = 0; c < m.cols; ++c) {
-    const int64_t v = m.values[r * m.cols + c];
-    if (v == pad) break;
-    out.push_back(v);
-  }
-  return out;
-}
-
 class SearchBleuEvaluator : public training::BleuEvaluator {
  public:
   explicit SearchBleuEvaluator(const training::BleuContext& context)
@@ -77,7 +66,7 @@ class SearchBleuEvaluator : public training::BleuEvaluator {
       std::vector<int64_t> rows;
       std::vector<std::vector<int64_t>> sources;
       for (int64_t r = 0; r < collated.nsentences(); ++r) {
-        auto src = row(collated.src_tokens, r, pad);
+        auto src = collated.src_tokens.row_before_pad(r, pad);
         truncate_source(src, max_source, eos);
         if (src.size() > 1) {
           rows.push_back(r);
@@ -100,7 +89,7 @@ class SearchBleuEvaluator : public training::BleuEvaluator {
           if (!hyps[i].empty()) hypotheses[rows[i]] = codec_->decode(hyps[i][0].tokens);
       }
       for (int64_t r = 0; r < collated.nsentences(); ++r) {
-        const std::string reference = codec_->decode(row(collated.target, r, pad));
+        const std::string reference = codec_->decode(collated.target.row_before_pad(r, pad));
         statistics_.add(hypotheses[r], reference, sums);
         if (print_samples_ && !sample_printed) {
           log_("example hypothesis: " + hypotheses[r]);

@@ -130,16 +130,6 @@ void check_same_dictionary(const text::Dictionary& from_checkpoint, const std::s
                 " (the model was trained on other data)");
 }
 
-std::vector<int64_t> row(const data::TokenMatrix& m, int64_t r, int64_t pad) {
-  std::vector<int64_t> out;
-  for (int64_t c = 0; c < m.cols; ++c) {
-    const int64_t v = m.values[r * m.cols + c];
-    if (v == pad) break;
-    out.push_back(v);
-  }
-  return out;
-}
-
 int64_t max_source_positions(const LoadedEnsemble& ensemble) {
   int64_t positions = std::numeric_limits<int64_t>::max();
   for (const auto& m : ensemble.models) positions = std::min(positions, m->max_source_positions());
@@ -270,8 +260,8 @@ GenerateSummary run_generate(const GenerateOptions& options, std::ostream& out, 
       const int64_t i = collated.ids[k];
       Pending& p = chunk[i];
       p.id = i;
-      p.src = row(collated.src_tokens, static_cast<int64_t>(k), ensemble.src_dict.pad());
-      p.ref = row(collated.target, static_cast<int64_t>(k), ensemble.tgt_dict.pad());
+      p.src = collated.src_tokens.row_before_pad(static_cast<int64_t>(k), ensemble.src_dict.pad());
+      p.ref = collated.target.row_before_pad(static_cast<int64_t>(k), ensemble.tgt_dict.pad());
       p.source_text = source_codec.decode(p.src);
       p.reference_text = target_codec.decode(*p.ref);
       if (static_cast<int64_t>(p.src.size()) > max_source) {

@@ -19,8 +19,8 @@ constexpr int64_t kLanes = 16;
 
 // GCC's vector extensions: its vectorizer leaves these loops scalar (IEEE max is no
 // associative reduction; the clamps of exp become branches). The helpers are inlined
-// into the clones, so the ABI of 32-byte vector arguments (-Wpsabi) never applies.
-#pragma GCC diagnostic ignored "-Wpsabi"
+// into the clones, so the ABI of 32-byte vector arguments never applies (the build
+// silences -Wpsabi for this file).
 typedef float Floats8 __attribute__((vector_size(32)));
 typedef int32_t Ints8 __attribute__((vector_size(32)));
 
