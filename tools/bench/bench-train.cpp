@@ -23,8 +23,9 @@
 // OpenMP waits: libgomp spins up to ~300k iterations at every barrier. On a machine that
 // other jobs share, a spinning thread waits for a descheduled partner: there
 // OMP_WAIT_POLICY=passive gave 1.5-2.6x the tokens/s of the default (GOMP_SPINCOUNT=10000
-// 1.4-2.4x) with 2 threads on 2 busy cores. On a quiet machine spinning is what keeps
-// barrier latency low: compare the three there before choosing one for a long run.
+// 1.4-2.4x) with 2 threads on 2 busy cores. On a quieter machine the default spin won
+// (passive 0.89x and 0.93x, GOMP_SPINCOUNT=10000 0.94x and 1.01x, two rounds): keep the
+// default for measurements and dedicated runs; passive only where cores are shared.
 #include <boost/program_options.hpp>
 #include <torch/csrc/autograd/profiler_legacy.h>
 
