@@ -79,16 +79,16 @@ float logsumexp_row(const float* x, int64_t n) {
   Floats8 lane_sum = broadcast8(0.0f);
   for (i = 0; i + kLanes <= n; i += kLanes)
     lane_sum += exp8_nonpositive(load8(x + i) - shift) + exp8_nonpositive(load8(x + i + 8) - shift);
-  if (i < n) {  // the tail as one block padded with -inf (exp gives 0 there)
-    float tail[kLanes];
-    std::fill(tail, tail + kLanes, kNegInf);
-    std::copy(x + i, x + n, tail);
-    lane_sum += exp8_nonpositive(load8(tail) - shift) + exp8_nonpositive(load8(tail + 8) - shift);
-  }
   float lanes[8];
   std::memcpy(lanes, &lane_sum, sizeof lanes);
   float sum = 0;
   for (float lane : lanes) sum += lane;
+  for (; i < n; ++i) {  // the tail, one value broadcast at a time
+    const Floats8 e = exp8_nonpositive(broadcast8(x[i] - max));
+    float first;
+    std::memcpy(&first, &e, sizeof first);
+    sum += first;
+  }
   return max + std::log(sum);  // NaN in, NaN out (through the sum)
 }
 
