@@ -252,6 +252,12 @@ int bench_main(int argc, char** argv) {
   std::vector<std::pair<std::string, std::string>> runs;  // (arch, precision)
   for (const auto& arch : archs)
     for (const auto& precision : precisions) runs.emplace_back(arch, precision);
+  for (const auto& precision : precisions) {
+    // bf16-weights runs its products in bf16 too, so the same warning applies.
+    const std::string warning = training::precision_speed_warning(
+        precision == "bf16-weights" ? "bf16" : precision, torch::Device(torch::kCPU));
+    if (!warning.empty()) std::printf("%s\n", warning.c_str());
+  }
   for (const auto& [arch, precision] : runs) {
     Variant v;
     v.cfg = load_config(o, arch);
