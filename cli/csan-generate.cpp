@@ -29,6 +29,8 @@ int generate_main(int argc, char** argv) {
       "target-lang,t", po::value<std::string>(&o.target_lang), "target language (default: the checkpoint's)")(
       "batch-size", po::value<int64_t>(&o.batch_size)->default_value(64), "max sentences per batch (0: no limit)")(
       "max-tokens", po::value<int64_t>(&o.max_tokens)->default_value(0), "max source tokens per batch (0: no limit)")(
+      "parallel-batches", po::value<int64_t>(&o.parallel_batches)->default_value(0),
+      "batches translated at once, each on its share of the threads (0: one per thread; 1: one batch on all)")(
       "buffer-size", po::value<int64_t>(&o.buffer_size)->default_value(0),
       "raw input lines read before translating (default: --batch-size)")(
       "output-format", po::value<std::string>(&o.output_format)->default_value("fairseq"),

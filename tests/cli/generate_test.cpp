@@ -183,6 +183,37 @@ TEST_F(GenerateCli, NbestSamplingAndEnsembles) {
   EXPECT_NE(a.out, c.out);
 }
 
+// Batches translated at once give what one batch at a time gives, score for score, when
+// each batch runs on the same number of intra-op threads (1 here: a different thread count
+// may change the last digit of a score, as with any other run).
+TEST_F(GenerateCli, ParallelBatchesEqualOneBatchAtATime) {
+  const std::string data = dir_ + "/bin";
+  const std::vector<std::string> one_thread = {"OMP_NUM_THREADS=1"};
+  auto with = [&](const std::string& parallel, std::vector<std::string> extra) {
+    std::vector<std::string> argv = {bin("csan-generate"), "--path", checkpoint_, "--data", data, "--batch-size", "16",
+                                     "--parallel-batches", parallel};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    RunResult r = run(argv, "", one_thread);
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    // The summary's timing differs from run to run; every S/T/H/D/P line must not.
+    std::string lines;
+    for (const auto& line : split_lines(r.out))
+      if (line.rfind("Translated ", 0) != 0) lines += line + "\n";
+    return lines;
+  };
+  const std::string beam = with("1", {"--beam", "4", "--nbest", "2"});
+  EXPECT_EQ(by_kind(beam)["H"].size(), 400u);
+  EXPECT_EQ(with("3", {"--beam", "4", "--nbest", "2"}), beam);
+  const std::vector<std::string> sampling = {"--sampling", "--beam", "2", "--seed", "9"};
+  EXPECT_EQ(with("4", sampling), with("1", sampling)) << "each batch draws from its own seed";
+}
+
+TEST_F(GenerateCli, NegativeParallelBatchesIsAnError) {
+  auto r = generate({"--data", dir_ + "/bin", "--parallel-batches", "-1"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--parallel-batches"), std::string::npos) << r.err;
+}
+
 TEST_F(GenerateCli, AveragedCheckpoints) {
   const std::string avg = dir_ + "/avg.pt";
   auto r = run({tool("average-checkpoints"), "--inputs", dir_ + "/ckpt", "--num-epoch-checkpoints", "2", "--output", avg});

@@ -16,6 +16,7 @@
 #include "toolkit/data/language_pair_dataset.h"
 #include "toolkit/generation/checkpoint_ensemble.h"
 #include "toolkit/generation/output_format.h"
+#include "toolkit/generation/parallel_batches.h"
 #include "toolkit/generation/sequence_generator.h"
 #include "toolkit/generation/text_codec.h"
 
@@ -71,12 +72,7 @@ torch::Tensor to_matrix(const std::vector<const std::vector<int64_t>*>& rows, in
 
 class Translator {
  public:
-  Translator(const GenerateOptions& options, LoadedEnsemble& ensemble)
-      : options_(options),
-        generator_(ensemble.models, options.search,
-                   SpecialTokens{ensemble.tgt_dict.bos(), ensemble.tgt_dict.pad(), ensemble.tgt_dict.eos(),
-                                 ensemble.tgt_dict.unk()}),
-        pad_(ensemble.tgt_dict.pad()) {}
+  Translator(const GenerateOptions& options, LoadedEnsemble& ensemble) : options_(options), ensemble_(ensemble) {}
 
   // Translates `chunk`; results in the chunk's order.
   std::vector<SentenceResult> translate(std::vector<Pending>& chunk, GenerateSummary& summary) {
@@ -93,8 +89,13 @@ class Translator {
     std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return sizes[a] < sizes[b]; });
     const auto batches =
         data::batch_by_size(order, sizes, sizes, {options_.max_tokens, options_.batch_size, 1});
+    const int64_t count = static_cast<int64_t>(batches.size());
+    const int64_t workers = resolve_parallel_batches(options_.parallel_batches, count);
+    while (static_cast<int64_t>(generators_.size()) < workers) generators_.push_back(make_generator());
     const auto start = std::chrono::steady_clock::now();
-    for (const auto& batch : batches) {
+    for_each_batch_in_parallel(count, workers, [&](int64_t worker, int64_t index) {
+      const auto& batch = batches[static_cast<size_t>(index)];
+      SequenceGenerator& generator = *generators_[static_cast<size_t>(worker)];
       std::vector<const std::vector<int64_t>*> src, prefix;
       std::vector<int64_t> lengths;
       int64_t width = 0;
@@ -105,10 +106,13 @@ class Translator {
         if (chunk[i].ref) prefix.push_back(&*chunk[i].ref);
       }
       torch::Tensor forced;
-      if (options_.search.prefix_size > 0) forced = to_matrix(prefix, options_.search.prefix_size, pad_);
-      auto hyps = generator_.generate(to_matrix(src, width, pad_), torch::tensor(lengths), forced);
+      if (options_.search.prefix_size > 0) forced = to_matrix(prefix, options_.search.prefix_size, pad());
+      // Numbered across chunks, so a sampled batch draws the same wherever it runs.
+      generator.reseed(options_.search.seed + static_cast<uint64_t>(batches_before_ + index));
+      auto hyps = generator.generate(to_matrix(src, width, pad()), torch::tensor(lengths), forced);
       for (size_t b = 0; b < batch.size(); ++b) results[batch[b]].hypotheses = std::move(hyps[b]);
-    }
+    });
+    batches_before_ += count;
     summary.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     for (const auto& r : results) {
       ++summary.sentences;
@@ -118,9 +122,18 @@ class Translator {
   }
 
  private:
+  int64_t pad() const { return ensemble_.tgt_dict.pad(); }
+
+  std::unique_ptr<SequenceGenerator> make_generator() const {
+    const auto& d = ensemble_.tgt_dict;
+    return std::make_unique<SequenceGenerator>(ensemble_.models, options_.search,
+                                               SpecialTokens{d.bos(), d.pad(), d.eos(), d.unk()});
+  }
+
   const GenerateOptions& options_;
-  SequenceGenerator generator_;
-  int64_t pad_;
+  const LoadedEnsemble& ensemble_;
+  std::vector<std::unique_ptr<SequenceGenerator>> generators_;  // one per worker, each with its own caches
+  int64_t batches_before_ = 0;
 };
 
 void check_same_dictionary(const text::Dictionary& from_checkpoint, const std::string& data_path,
@@ -213,6 +226,7 @@ GenerateSummary run_generate(const GenerateOptions& options, std::ostream& out, 
   if (options.search.prefix_size > 0 && options.data_dir.empty())
     throw Error("--prefix-size: needs references (--data)");
   if (options.batch_size < 0 || options.max_tokens < 0) throw Error("--batch-size/--max-tokens: must not be negative");
+  if (options.parallel_batches < 0) throw Error("--parallel-batches: must not be negative");
   const OutputFormat format = parse_output_format(options.output_format);
   if (options.paths.empty()) throw Error("--path: no checkpoint given");
 

@@ -21,6 +21,7 @@ struct GenerateOptions {
   std::string source_lang, target_lang;  // default: the checkpoint's
   int64_t batch_size = 64;         // sentences per batch (0: no limit)
   int64_t max_tokens = 0;          // padded source tokens per batch (0: no limit)
+  int64_t parallel_batches = 0;    // batches translated at once (0: one per thread; see parallel_batches.h)
   int64_t buffer_size = 0;         // raw input lines read before translating (0: batch size)
   std::string output_format = "fairseq";
   std::string results_path;        // write DIR/generate-SUBSET.txt instead of stdout

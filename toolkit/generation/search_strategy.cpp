@@ -16,6 +16,8 @@ Candidates BeamSearch::step(int64_t step, const torch::Tensor& scores, const tor
 Sampling::Sampling(int64_t topk, double topp, uint64_t seed)
     : topk_(topk), topp_(topp), generator_(at::make_generator<at::CPUGeneratorImpl>(seed)) {}
 
+void Sampling::reseed(uint64_t seed) { generator_.set_current_seed(seed); }
+
 torch::Tensor Sampling::draw(const torch::Tensor& probs, int64_t count) {
   // A row with nothing allowed (every token forbidden) would make multinomial throw;
   // such a row's draw is ignored anyway (its score is -inf).

@@ -28,6 +28,8 @@ class SearchStrategy {
   // every beam of a sentence holds the same prefix, so only beam 0 extends.
   virtual Candidates step(int64_t step, const torch::Tensor& scores, const torch::Tensor& normalizer,
                           const torch::Tensor& cumulative) = 0;
+  // Restarts the random stream (strategies that draw) at `seed`.
+  virtual void reseed(uint64_t /*seed*/) {}
 };
 
 // Top 2K extensions of K beams (fairseq's BeamSearch): K of them can end with </s>
@@ -46,6 +48,7 @@ class Sampling : public SearchStrategy {
   Sampling(int64_t topk, double topp, uint64_t seed);
   Candidates step(int64_t step, const torch::Tensor& scores, const torch::Tensor& normalizer,
                   const torch::Tensor& cumulative) override;
+  void reseed(uint64_t seed) override;
 
  private:
   torch::Tensor draw(const torch::Tensor& probs, int64_t count);

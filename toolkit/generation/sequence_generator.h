@@ -28,6 +28,11 @@ class SequenceGenerator {
   std::vector<std::vector<Hypothesis>> generate(const torch::Tensor& src_tokens, const torch::Tensor& src_lengths,
                                                 const torch::Tensor& forced_prefix = {});
 
+  // Restarts sampling's random stream at `seed` (beam search draws nothing). Called per
+  // batch with a seed derived from the batch's position, sampled outputs do not depend
+  // on which thread translates which batch.
+  void reseed(uint64_t seed) { search_->reseed(seed); }
+
   // The length limit of a sentence with `src_length` tokens (</s> included): at most
   // this many tokens before the </s>.
   int64_t max_length(int64_t src_length) const;

@@ -43,9 +43,15 @@ torch::Tensor PositionalEmbeddingImpl::forward(const torch::Tensor& tokens, int6
                   std::to_string(options_.max_positions));
     return torch::embedding(weight, positions, options_.padding_idx);
   }
+  return torch::embedding(sinusoidal_rows(needed, tokens.device()), positions);
+}
+
+torch::Tensor PositionalEmbeddingImpl::sinusoidal_rows(int64_t needed, const torch::Device& device) {
+  // Decoders on several threads (csan-generate --parallel-batches) share this module.
+  std::lock_guard<std::mutex> lock(table_mutex_);
   if (needed > table_.size(0)) table_ = sinusoidal_table(needed, options_.embed_dim, options_.padding_idx);
-  if (table_.device() != tokens.device()) table_ = table_.to(tokens.device());
-  return torch::embedding(table_, positions);
+  if (table_.device() != device) table_ = table_.to(device);
+  return table_;
 }
 
 }  // namespace csan::nn

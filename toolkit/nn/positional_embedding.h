@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 
 #include <torch/torch.h>
 
@@ -34,8 +35,12 @@ class PositionalEmbeddingImpl : public torch::nn::Module {
   torch::Tensor weight;  // learned only
 
  private:
+  // The sinusoidal table with at least `needed` rows, on `device` (grown or moved once).
+  torch::Tensor sinusoidal_rows(int64_t needed, const torch::Device& device);
+
   PositionalEmbeddingOptions options_;
   torch::Tensor table_;  // sinusoidal only; not a parameter
+  std::mutex table_mutex_;
 };
 TORCH_MODULE(PositionalEmbedding);
 

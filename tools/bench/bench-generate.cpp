@@ -49,6 +49,8 @@ int bench_main(int argc, char** argv) {
       "batch-size", po::value<int64_t>(&o.batch_size)->default_value(64), "sentences per batch")(
       "max-len-a", po::value<double>(&o.search.max_len_a)->default_value(0.0), "length limit a * source + b")(
       "max-len-b", po::value<int64_t>(&o.search.max_len_b)->default_value(200), "length limit a * source + b")(
+      "parallel-batches", po::value<int64_t>(&o.parallel_batches)->default_value(0),
+      "batches translated at once (0: one per thread; 1: one batch on all threads)")(
       "repeats", po::value<int64_t>(&repeats)->default_value(1), "timed runs (the best is reported)")(
       "profile", po::value<std::string>(&profile), "then translate once more into this Chrome trace");
   po::variables_map vm;
