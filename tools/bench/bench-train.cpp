@@ -18,6 +18,8 @@
 //   issue 7: ... --recipe recipes/bench-small.yaml --workers 2   (1 vs 2 Gloo workers, 1 thread each)
 //   issue 7: ... --recipe recipes/bench-small.yaml --precision fp32,bf16   (each arch under each
 //            precision on the same batches; also bf16-weights: bf16 model + fp32 master weights)
+//   side by side with a plain PyTorch eager loop of the same model on the same batches
+//   (--dump-batches + pytorch-reference-train.py): tools/bench/train-vs-pytorch.sh small|base DATA
 //   --glibc-malloc: glibc's default allocator settings, against which the default
 //            (core/allocator_tuning: large blocks stay mapped) is compared.
 // OpenMP waits: libgomp spins up to ~300k iterations at every barrier. On a machine that
@@ -42,6 +44,7 @@
 #include <vector>
 
 #include "toolkit/core/allocator_tuning.h"
+#include "toolkit/core/atomic_file.h"
 #include "toolkit/core/config.h"
 #include "toolkit/core/error.h"
 #include "toolkit/data/epoch_iterator.h"
@@ -71,7 +74,7 @@ std::vector<std::string> split_list(const std::string& list) {
 }
 
 struct BenchOptions {
-  std::string data, recipe, src = "src", tgt = "tgt", archs, profile;
+  std::string data, recipe, src = "src", tgt = "tgt", archs, profile, dump_batches;
   std::vector<std::string> sets;
   int warmup = 5, updates = 20;
   int workers = 0;  // --workers N: tokens/s of 1 vs N worker processes
@@ -198,6 +201,19 @@ BenchBatches sample_batches(const data::LanguagePairDataset& train, const core::
   return out;
 }
 
+// "warmup|timed i j k ..." per batch, in the order they run: the same batches for a
+// reference implementation in another language.
+void write_batches(const std::string& path, const BenchBatches& batches) {
+  std::ostringstream text;
+  for (const auto& [kind, list] : {std::pair{"warmup", &batches.warmup}, std::pair{"timed", &batches.timed}})
+    for (const auto& batch : *list) {
+      text << kind;
+      for (int64_t i : batch) text << ' ' << i;
+      text << '\n';
+    }
+  write_file_atomically(path, text.str());
+}
+
 int compare_worker_counts(const BenchOptions& o, char** argv) {
   const std::string result = fs::temp_directory_path() / ("bench-train-workers-" + std::to_string(getpid()));
   setenv("CSAN_BENCH_RESULT", result.c_str(), 1);
@@ -232,7 +248,9 @@ int bench_main(int argc, char** argv) {
       "warmup", po::value(&o.warmup), "untimed updates first")("updates", po::value(&o.updates), "timed updates")(
       "profile", po::value(&o.profile), "then profile one more update (first arch) into this Chrome trace")(
       "precision", po::value(&o.precisions), "comma-separated precisions to compare (fp32, bf16, bf16-weights)")(
-      "glibc-malloc", po::bool_switch(&o.glibc_malloc), "leave glibc's allocator settings alone");
+      "glibc-malloc", po::bool_switch(&o.glibc_malloc), "leave glibc's allocator settings alone")(
+      "dump-batches", po::value(&o.dump_batches),
+      "also write the warm-up and timed batches' example indices to this file (for pytorch-reference-train.py)");
   options.add_options()("workers", po::value(&o.workers), "compare 1 and N CPU worker processes (Gloo, 1 thread each)");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, options), vm);
@@ -272,6 +290,7 @@ int bench_main(int argc, char** argv) {
               static_cast<long long>(cfg.get<int64_t>("dataset.max_tokens")), torch::get_num_threads());
 
   const auto batches = sample_batches(train, cfg, o.warmup, o.updates);
+  if (!o.dump_batches.empty()) write_batches(o.dump_batches, batches);
   auto batch_number = [&](int i) -> const data::Batch& {
     return i < o.warmup ? batches.warmup[i] : batches.timed[i - o.warmup];
   };

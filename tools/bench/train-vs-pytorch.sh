@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# csan's training speed against a plain PyTorch eager loop of the same model on the
+# same batches (tools/bench/pytorch-reference-train.py), alternating ROUNDS times so
+# that load from other processes hits both alike; prints each pair's ratio.
+#   tools/bench/train-vs-pytorch.sh small|base DATA_BIN [ROUNDS] [BUILD_DIR]
+# DATA_BIN: the issue's 8k joint Multi30k en-de data (see bench-train.cpp's header).
+# Needs Debian's python3-torch (the same LibTorch 1.13 and OpenBLAS); 2 threads, as the
+# issue measures.
+set -euo pipefail
+config=${1:?small or base}
+data=${2:?data directory}
+rounds=${3:-2}
+build=${4:-build}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+case $config in
+  small) recipe=bench-small.yaml; model=(--embed-dim 256 --ffn-dim 1024 --heads 4 --layers 3); steps=() ;;
+  base) recipe=transformer-base.yaml; model=(--embed-dim 512 --ffn-dim 2048 --heads 8 --layers 6)
+        steps=(--warmup 2 --updates 10) ;;
+  *) echo "train-vs-pytorch.sh: unknown config '$config' (small or base)" >&2; exit 2 ;;
+esac
+/usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "train-vs-pytorch.sh: needs python3-torch" >&2; exit 2; }
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
+batches=$(mktemp)
+trap 'rm -f "$batches"' EXIT
+langs=(--source-lang en --target-lang de)
+for round in $(seq "$rounds"); do
+  csan=$("$root/$build/tools/bench/bench-train" --data "$data" "${langs[@]}" --recipe "$root/recipes/$recipe" \
+         "${steps[@]}" --dump-batches "$batches" | awk '/target tokens\/s/ {print $(NF-5)}')
+  torch=$(/usr/bin/python3 "$here/pytorch-reference-train.py" --data "$data" "${langs[@]}" --batches "$batches" \
+          "${model[@]}" | awk '{print $(NF-4)}')
+  awk -v r="$round" -v c="$csan" -v t="$torch" -v n="$config" \
+      'BEGIN {printf "%s round %d: csan %s, pytorch eager %s target tokens/s: %.2fx\n", n, r, c, t, c / t}'
+done
