@@ -16,6 +16,8 @@
 //   OMP_NUM_THREADS=2 bench-generate --path /tmp/m30k-ckpt/checkpoint_last.pt --data /tmp/m30k --repeats 3
 // Compare two builds (before/after) by running their bench-generate alternately in one
 // command and quoting the ratio.
+// The eager PyTorch yardstick runs the same checkpoint: `--dump-weights W` writes
+// its parameters for tools/bench/pytorch-reference-generate.py (usage in its header).
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <boost/program_options.hpp>
@@ -24,21 +26,67 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <typeinfo>
 
 #include "toolkit/core/allocator_tuning.h"
+#include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
 #include "toolkit/generation/checkpoint_ensemble.h"
 #include "toolkit/generation/generate_run.h"
+#include "toolkit/models/transformer.h"
 
 namespace po = boost::program_options;
 
 namespace {
 
+// The first checkpoint's model as text header + raw data, for the eager reference:
+//   csan-weights 1
+//   option KEY VALUE        (what the weights cannot tell: heads, norm placement, ...)
+//   NAME float32 DIM0 DIM1 ...
+//   <blank line>
+//   little-endian float32 data of every parameter, in header order
+// Only plain Transformers (full-scope attention): the reference implements nothing else.
+void dump_weights(const std::string& checkpoint, const std::string& file) {
+  auto ensemble = csan::generation::load_ensemble({checkpoint});
+  auto* model = dynamic_cast<csan::models::TransformerModel*>(ensemble.models[0].get());
+  if (!model) throw csan::Error(checkpoint + ": --dump-weights supports Transformer models only");
+  model->for_each_attention([&](const csan::nn::AttentionSite&, csan::nn::MultiheadAttention& attention) {
+    if (typeid(attention->scope()) != typeid(csan::nn::FullScope))
+      throw csan::Error(checkpoint + ": --dump-weights supports full-scope attention only (not CSAN)");
+  });
+  const auto& o = model->options();
+  std::ostringstream header;
+  header << "csan-weights 1\n";
+  header << "option heads " << o.layer.heads << "\n"
+         << "option encoder_layers " << o.encoder_layers << "\n"
+         << "option decoder_layers " << o.decoder_layers << "\n"
+         << "option normalize_before " << o.layer.normalize_before << "\n"
+         << "option activation " << o.layer.activation << "\n"
+         << "option learned_pos " << o.learned_pos << "\n"
+         << "option no_scale_embedding " << o.no_scale_embedding << "\n"
+         << "option share_all_embeddings " << o.share_all_embeddings << "\n"
+         << "option share_decoder_input_output_embed " << o.share_decoder_input_output_embed << "\n"
+         << "option max_source_positions " << o.max_source_positions << "\n"
+         << "option max_target_positions " << o.max_target_positions << "\n"
+         << "option pad " << ensemble.tgt_dict.pad() << "\n"
+         << "option eos " << ensemble.tgt_dict.eos() << "\n";
+  std::string data;
+  for (const auto& item : model->named_parameters(/*recurse=*/true)) {
+    const torch::Tensor value = item.value().detach().to(torch::kCPU, torch::kFloat).contiguous();
+    header << item.key() << " float32";
+    for (int64_t size : value.sizes()) header << ' ' << size;
+    header << '\n';
+    data.append(static_cast<const char*>(value.data_ptr()), static_cast<size_t>(value.numel()) * sizeof(float));
+  }
+  header << '\n';
+  csan::write_file_atomically(file, header.str() + data);
+}
+
 int bench_main(int argc, char** argv) {
   csan::generation::GenerateOptions o;
   std::string path;
   int64_t repeats = 1;
-  std::string profile;
+  std::string profile, dump;
   po::options_description options("bench-generate --path CKPT --data DIR [options]");
   options.add_options()("help,h", "show this help")("path", po::value<std::string>(&path), "checkpoint(s)")(
       "data", po::value<std::string>(&o.data_dir), "binarized data directory")(
@@ -52,13 +100,19 @@ int bench_main(int argc, char** argv) {
       "parallel-batches", po::value<int64_t>(&o.parallel_batches)->default_value(0),
       "batches translated at once (0: one per thread; 1: one batch on all threads)")(
       "repeats", po::value<int64_t>(&repeats)->default_value(1), "timed runs (the best is reported)")(
-      "profile", po::value<std::string>(&profile), "then translate once more into this Chrome trace");
+      "profile", po::value<std::string>(&profile), "then translate once more into this Chrome trace")(
+      "dump-weights", po::value<std::string>(&dump),
+      "write the model's parameters to this file for pytorch-reference-generate.py, then exit");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, options), vm);
     po::notify(vm);
   } catch (const po::error& e) {
     throw csan::Error(std::string(e.what()) + " (see bench-generate --help)");
+  }
+  if (!dump.empty() && !path.empty()) {
+    dump_weights(csan::generation::split_paths(path).at(0), dump);
+    return 0;
   }
   if (vm.count("help") || path.empty() || o.data_dir.empty()) {
     std::cout << options;
