@@ -4,6 +4,7 @@
 #include <string>
 
 #include "toolkit/nn/init.h"
+#include "toolkit/nn/linear.h"
 
 namespace csan::models {
 
@@ -52,7 +53,7 @@ torch::Tensor TransformerDecoderImpl::forward(const torch::Tensor& prev_output_t
     x = layer->as<nn::DecoderLayer>()->forward(x, encoder_out.out, attention_mask, state);
   if (layer_norm) x = layer_norm(x);
   if (positions.defined()) x = x.reshape({-1, x.size(-1)}).index_select(0, positions);
-  return torch::nn::functional::linear(x, tied_ ? embed_tokens->weight : output_projection);
+  return nn::linear(x, tied_ ? embed_tokens->weight : output_projection);
 }
 
 }  // namespace csan::models

@@ -6,12 +6,14 @@
 
 #include <torch/torch.h>
 
+#include "toolkit/nn/linear.h"
+
 namespace csan::nn {
 
 class DenseImpl : public torch::nn::Module {
  public:
   DenseImpl(int64_t in_features, int64_t out_features, bool bias = true);
-  torch::Tensor forward(const torch::Tensor& x) { return torch::nn::functional::linear(x, weight, bias); }
+  torch::Tensor forward(const torch::Tensor& x) { return linear(x, weight, bias); }
 
   torch::Tensor weight;  // [out, in]
   torch::Tensor bias;    // [out] or undefined

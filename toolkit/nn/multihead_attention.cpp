@@ -41,8 +41,8 @@ void MultiheadAttentionImpl::set_scope(std::shared_ptr<AttentionScope> scope) {
 torch::Tensor MultiheadAttentionImpl::project(const torch::Tensor& x, int64_t first, int64_t count) const {
   const int64_t d = options_.embed_dim;
   // Row slices of the fused weight are contiguous views: no copy.
-  return F::linear(x, in_proj_weight.narrow(0, first * d, count * d),
-                   in_proj_bias.defined() ? in_proj_bias.narrow(0, first * d, count * d) : torch::Tensor());
+  return linear(x, in_proj_weight.narrow(0, first * d, count * d),
+                in_proj_bias.defined() ? in_proj_bias.narrow(0, first * d, count * d) : torch::Tensor());
 }
 
 torch::Tensor MultiheadAttentionImpl::split_heads(const torch::Tensor& x) const {
