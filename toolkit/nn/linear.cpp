@@ -1,6 +1,7 @@
 #include "toolkit/nn/linear.h"
 
 #include <ATen/Parallel.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <algorithm>
 #include <cstring>
@@ -99,7 +100,10 @@ torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const 
                      (!bias.defined() || bias.scalar_type() == torch::kFloat);
   const bool no_autograd = !torch::GradMode::is_enabled() ||
                            !(x.requires_grad() || weight.requires_grad() || (bias.defined() && bias.requires_grad()));
-  if (few_rows && plain && no_autograd) return few_rows_linear(x, weight, bias);
+  // Under CPU autocast (bf16 inference) the product belongs to autocast's dtype policy.
+  // (What at::autocast::is_cpu_enabled() reads, under the same name in LibTorch 1.13 and 2.x.)
+  const bool autocast = !c10::impl::tls_is_dispatch_key_excluded(c10::DispatchKey::AutocastCPU);
+  if (few_rows && plain && no_autograd && !autocast) return few_rows_linear(x, weight, bias);
   return torch::nn::functional::linear(x, weight, bias);
 }
 

@@ -1,11 +1,21 @@
 #include "toolkit/nn/linear.h"
 
 #include <ATen/Parallel.h>
+#include <ATen/autocast_mode.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
+#include <torch/version.h>
 
 namespace csan::nn {
 namespace {
+
+void set_cpu_autocast(bool enabled) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  at::autocast::set_autocast_enabled(at::kCPU, enabled);
+#else
+  at::autocast::set_cpu_enabled(enabled);
+#endif
+}
 
 void expect_close(const torch::Tensor& got, const torch::Tensor& want, const std::string& what) {
   ASSERT_EQ(got.sizes(), want.sizes()) << what;
@@ -66,6 +76,11 @@ TEST(Linear, UsesTheKernelOnlyWhereNoGradientIsNeeded) {
     expect_close(linear(many, w, b), torch::nn::functional::linear(many, w, b), "many rows");
     const torch::Tensor xd = x.to(torch::kDouble), wd = w.detach().to(torch::kDouble), bd = b.to(torch::kDouble);
     EXPECT_EQ(linear(xd, wd, bd).scalar_type(), torch::kDouble);
+    // CPU autocast decides the product's dtype, as for any other linear layer.
+    set_cpu_autocast(true);
+    const torch::Tensor under_autocast = linear(x, w.detach(), b);
+    set_cpu_autocast(false);
+    EXPECT_EQ(under_autocast.scalar_type(), torch::kBFloat16);
   }
 }
 
