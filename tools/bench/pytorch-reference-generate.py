@@ -28,7 +28,6 @@ fairseq output (H- lines) and counts the sentences whose best hypothesis differs
 """
 import argparse
 import math
-import struct
 import sys
 import time
 
@@ -36,24 +35,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-DTYPES = {1: np.uint8, 2: np.int8, 3: np.int16, 4: np.int32, 5: np.int64, 8: np.uint16}
+from indexed_dataset import read_indexed
+
 BOS = 0  # fairseq's <s>; never generated
-
-
-def read_indexed(prefix):
-    """fairseq's mmap indexed dataset (.idx/.bin): a list of token arrays."""
-    with open(prefix + ".idx", "rb") as f:
-        if f.read(9) != b"MMIDIDX\x00\x00":
-            sys.exit(prefix + ".idx: not an mmap indexed dataset")
-        f.read(8)  # version
-        (code,) = struct.unpack("<B", f.read(1))
-        (count,) = struct.unpack("<Q", f.read(8))
-        f.read(8)  # document count
-        sizes = np.frombuffer(f.read(4 * count), dtype=np.int32)
-        pointers = np.frombuffer(f.read(8 * count), dtype=np.int64)
-    data = np.fromfile(prefix + ".bin", dtype=DTYPES[code])
-    width = np.dtype(DTYPES[code]).itemsize
-    return [data[p // width : p // width + s].astype(np.int64) for p, s in zip(pointers, sizes)]
 
 
 def read_dictionary(path):
