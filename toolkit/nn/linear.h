@@ -7,7 +7,7 @@
 // bench-generate setup 261 of 576 decoding steps had at most 20 rows (4 sentences) and
 // took 17% of the time, packing 19 MB of weights per step to multiply them with a handful
 // of rows. few_rows_linear reads each weight row once, straight from where it lies, and
-// multiplies it with every row of x while it is in L1: 1.5-6x faster than OpenBLAS for
+// multiplies it with every row of x while it is in L1: 1.1-6x faster than OpenBLAS for
 // 1-15 rows on one thread, far more on two (OpenBLAS wakes its threads for any size).
 // Measured: the tail steps of the bench-generate setup 15% faster (they are then bound
 // by reading the weights from L3); one sentence at a time on 2 threads (--batch-size 1)
