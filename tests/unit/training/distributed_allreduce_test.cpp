@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <future>
+#include <mutex>
 #include <thread>
 
 #include "toolkit/core/error.h"
@@ -15,6 +16,10 @@ namespace csan::training {
 namespace {
 
 std::vector<torch::Tensor> make_params(uint64_t seed) {
+  // Ranks run as threads of one process and share torch's global generator: one draw
+  // sequence at a time, or theirs interleave and the values depend on timing.
+  static std::mutex global_generator;
+  std::lock_guard<std::mutex> lock(global_generator);
   torch::manual_seed(seed);
   std::vector<torch::Tensor> params{torch::randn({7, 5}), torch::randn({300}), torch::randn({3}, torch::kFloat64),
                                     torch::randn({2, 2, 2}), torch::randn({1})};

@@ -6,6 +6,7 @@
 
 #include <csignal>
 #include <future>
+#include <mutex>
 
 #include "toolkit/training/c10d_gradient_sync.h"
 #include "toolkit/training/distributed_launcher.h"
@@ -34,10 +35,17 @@ core::Config training_config() {
 }
 
 std::unique_ptr<Trainer> make_trainer(std::unique_ptr<GradientSync> sync, double dropout = 0.0) {
-  torch::manual_seed(1);  // every rank builds the same initial weights
   auto cfg = training_config();
   TrainerParts parts;
-  parts.model = std::make_shared<testing::ToyModel>(kVocab, 8, dropout);
+  {
+    // Every rank builds the same initial weights from seed 1. The ranks are threads of
+    // one process sharing torch's global generator: one at a time, or their draws
+    // interleave and the weights differ from rank to rank and from the single worker.
+    static std::mutex global_generator;
+    std::lock_guard<std::mutex> lock(global_generator);
+    torch::manual_seed(1);
+    parts.model = std::make_shared<testing::ToyModel>(kVocab, 8, dropout);
+  }
   parts.optimizer = build_optimizer(unique_parameters(*parts.model), cfg);
   parts.lr_scheduler = build_lr_scheduler(cfg);
   parts.criterion = build_criterion(cfg, kPad);
