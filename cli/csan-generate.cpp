@@ -1,14 +1,14 @@
 // csan-generate --path CKPT[:CKPT2...] (--data DIR [--gen-subset test] | --input FILE|-)
 // [search options]: parses the options and calls the generation library.
 #include <boost/program_options.hpp>
-
 #include <iostream>
 #include <string>
 
 #include "toolkit/core/allocator_tuning.h"
 #include "toolkit/core/error.h"
-#include "toolkit/generation/checkpoint_ensemble.h"
 #include "toolkit/generation/generate_run.h"
+#include "toolkit/generation/loaded_ensemble.h"
+#include "toolkit/tasks/generate.h"
 
 namespace po = boost::program_options;
 
@@ -20,8 +20,8 @@ int generate_main(int argc, char** argv) {
   auto& s = o.search;
   std::string paths;
   po::options_description io("csan-generate --path CKPT[:CKPT...] (--data DIR | --input FILE|-) [options]");
-  io.add_options()("help,h", "show this help")(
-      "path", po::value<std::string>(&paths), "checkpoint(s); several separated by ':' form an ensemble")(
+  io.add_options()("help,h", "show this help")("path", po::value<std::string>(&paths),
+                                               "checkpoint(s); several separated by ':' form an ensemble")(
       "data", po::value<std::string>(&o.data_dir), "binarized data directory (csan-preprocess output)")(
       "gen-subset", po::value<std::string>(&o.gen_subset)->default_value("test"), "split of --data to translate")(
       "input", po::value<std::string>(&o.input), "raw text file to translate, or - for stdin (line by line)")(
@@ -45,9 +45,9 @@ int generate_main(int argc, char** argv) {
       "min-len", po::value<int64_t>(&s.min_len)->default_value(1), "minimum output length (tokens before </s>)")(
       "unkpen", po::value<double>(&s.unkpen)->default_value(0.0), "penalty subtracted from <unk>'s log-probability")(
       "no-repeat-ngram-size", po::value<int64_t>(&s.no_repeat_ngram_size)->default_value(0),
-      "never repeat an n-gram of this size (0: off)")(
-      "prefix-size", po::value<int64_t>(&s.prefix_size)->default_value(0),
-      "force the first N reference tokens (--data only)")(
+      "never repeat an n-gram of this size (0: off)")("prefix-size",
+                                                      po::value<int64_t>(&s.prefix_size)->default_value(0),
+                                                      "force the first N reference tokens (--data only)")(
       "sampling", po::bool_switch(&s.sampling), "sample instead of beam search (--beam samples per sentence)")(
       "sampling-topk", po::value<int64_t>(&s.sampling_topk)->default_value(-1), "sample among the k best (-1: all)")(
       "sampling-topp", po::value<double>(&s.sampling_topp)->default_value(-1.0),
@@ -70,7 +70,7 @@ int generate_main(int argc, char** argv) {
   }
   if (!vm.count("path")) throw csan::Error("missing --path CKPT (a checkpoint written by csan-train)");
   o.paths = csan::generation::split_paths(paths);
-  csan::generation::run_generate(o, std::cout, std::cerr);
+  csan::tasks::run_generate(o, std::cout, std::cerr);
   return 0;
 }
 

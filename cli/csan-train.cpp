@@ -1,7 +1,6 @@
 // csan-train RECIPE [--set key=value ...] --data DIR --save-dir DIR [...]: parses the
 // options into the resolved recipe and calls the training library.
 #include <boost/program_options.hpp>
-
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -10,11 +9,9 @@
 #include "toolkit/core/allocator_tuning.h"
 #include "toolkit/core/config.h"
 #include "toolkit/core/error.h"
-#include "toolkit/generation/bleu_validation.h"
-#include "toolkit/models/model_registry.h"
+#include "toolkit/tasks/recipe.h"
 #include "toolkit/training/distributed_launcher.h"
 #include "toolkit/training/train_loop.h"
-#include "toolkit/training/training_options.h"
 
 namespace po = boost::program_options;
 
@@ -50,7 +47,8 @@ const Flag kIntFlags[] = {
     {"log-interval", "common.log_interval", "updates between log lines"},
     {"distributed-world-size", "distributed_training.distributed_world_size",
      "workers in all; alone (no rank, RANK or Slurm task) it launches N local workers"},
-    {"distributed-rank", "distributed_training.distributed_rank", "this worker's rank (with --distributed-init-method)"},
+    {"distributed-rank", "distributed_training.distributed_rank",
+     "this worker's rank (with --distributed-init-method)"},
     {"distributed-port", "distributed_training.distributed_port", "rendezvous port (Slurm; local launch)"},
     {"device-id", "distributed_training.device_id", "local rank / CUDA device of this worker"},
     {"fp16-scale-window", "common.fp16_scale_window", "clean updates before the loss scale doubles"},
@@ -70,8 +68,8 @@ const Flag kDoubleFlags[] = {
 int train_main(int argc, char** argv) {
   csan::core::keep_large_allocations_mapped();  // training steps reuse their buffers instead of page-faulting
   po::options_description visible("csan-train RECIPE [options]");
-  visible.add_options()("help,h", "show this help")(
-      "set", po::value<std::vector<std::string>>()->composing(), "override a recipe key: --set optimization.lr=1e-3")(
+  visible.add_options()("help,h", "show this help")("set", po::value<std::vector<std::string>>()->composing(),
+                                                    "override a recipe key: --set optimization.lr=1e-3")(
       "eval-bleu", po::bool_switch(), "validate with BLEU too (task.eval_bleu)")(
       "print-recipe", po::bool_switch(), "print the resolved recipe (YAML) and exit");
   for (const auto& f : kStringFlags) visible.add_options()(f.name, po::value<std::string>(), f.help);
@@ -97,7 +95,7 @@ int train_main(int argc, char** argv) {
   }
   if (!vm.count("recipe")) throw csan::Error("missing RECIPE (a YAML file, e.g. recipes/tiny-transformer.yaml)");
 
-  csan::core::Config cfg(csan::training::train_schema());
+  csan::core::Config cfg(csan::tasks::recipe_schema());
   cfg.load_file(vm["recipe"].as<std::string>());
   if (vm.count("set"))
     for (const auto& assignment : vm["set"].as<std::vector<std::string>>()) cfg.apply_override(assignment);
@@ -108,17 +106,17 @@ int train_main(int argc, char** argv) {
   for (const auto& f : kDoubleFlags)
     if (vm.count(f.name)) cfg.set(f.key, vm[f.name].as<double>());
   if (vm["eval-bleu"].as<bool>()) cfg.set("task.eval_bleu", true);
-  csan::models::apply_arch_preset(cfg);
+  csan::tasks::resolve_recipe(cfg);
 
   if (vm["print-recipe"].as<bool>()) {
     std::cout << cfg.to_yaml();
     return 0;
   }
   if (!cfg.has("task.data")) throw csan::Error("missing --data DIR (the output directory of csan-preprocess)");
-  csan::generation::register_bleu_validation();  // --eval-bleu translates with the generator
   const auto distributed = csan::training::resolve_distributed_setup(cfg);
   if (distributed.launch_local_workers) return csan::training::launch_local_workers(distributed, argv);
-  return csan::training::run_training(cfg);
+  const auto task = csan::tasks::open_task(cfg);
+  return csan::training::run_training(cfg, *task);
 }
 
 }  // namespace

@@ -2,13 +2,12 @@
 //   average-checkpoints --inputs a.pt b.pt c.pt --output avg.pt
 //   average-checkpoints --inputs SAVE_DIR --num-epoch-checkpoints 5 --output avg.pt
 #include <boost/program_options.hpp>
-
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "toolkit/core/error.h"
-#include "toolkit/generation/checkpoint_averaging.h"
+#include "toolkit/tasks/checkpoint_averaging.h"
 
 namespace po = boost::program_options;
 
@@ -38,12 +37,13 @@ int average_main(int argc, char** argv) {
   }
   if (inputs.empty()) throw csan::Error("missing --inputs");
   if (output.empty()) throw csan::Error("missing --output");
-  if (epochs > 0 && updates > 0) throw csan::Error("give --num-epoch-checkpoints or --num-update-checkpoints, not both");
+  if (epochs > 0 && updates > 0)
+    throw csan::Error("give --num-epoch-checkpoints or --num-update-checkpoints, not both");
   if (epochs > 0 || updates > 0) {
     if (inputs.size() != 1) throw csan::Error("--num-*-checkpoints: --inputs must be one directory");
-    inputs = csan::generation::last_checkpoints(inputs[0], epochs > 0 ? epochs : updates, updates > 0, upper_bound);
+    inputs = csan::tasks::last_checkpoints(inputs[0], epochs > 0 ? epochs : updates, updates > 0, upper_bound);
   }
-  csan::generation::average_checkpoints(inputs, output);
+  csan::tasks::average_checkpoints(inputs, output);
   std::cerr << "averaged " << inputs.size() << " checkpoints into " << output << "\n";
   return 0;
 }

@@ -1,11 +1,11 @@
 #include "toolkit/core/config.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
-
-#include <yaml-cpp/yaml.h>
 
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
@@ -83,8 +83,10 @@ Value to_value(const YAML::Node& node, const KeySpec& spec, const std::string& w
       if (!v) throw fail(shown(node));
       return *v;
     }
-    case ValueType::Int: return scalar_int(node);
-    case ValueType::Double: return scalar_double(node);
+    case ValueType::Int:
+      return scalar_int(node);
+    case ValueType::Double:
+      return scalar_double(node);
     case ValueType::String:
       if (!node.IsScalar()) throw fail(shown(node));
       return node.Scalar();
@@ -100,6 +102,16 @@ Value to_value(const YAML::Node& node, const KeySpec& spec, const std::string& w
       if (node.IsScalar()) return std::vector<double>{scalar_double(node)};
       if (!node.IsSequence()) throw fail(shown(node));
       for (const auto& item : node) out.push_back(scalar_double(item));
+      return out;
+    }
+    case ValueType::StringList: {
+      std::vector<std::string> out;
+      if (node.IsScalar()) return std::vector<std::string>{node.Scalar()};  // "csan" is the list [csan]
+      if (!node.IsSequence()) throw fail(shown(node));
+      for (const auto& item : node) {
+        if (!item.IsScalar()) throw fail("a list holding " + shown(item));
+        out.push_back(item.Scalar());
+      }
       return out;
     }
   }
@@ -185,8 +197,7 @@ Config Config::from_yaml_string(const std::string& text, ConfigSchema schema, co
 
 void Config::apply_override(const std::string& assignment) {
   auto eq = assignment.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw Error("--set '" + assignment + "': expected KEY=VALUE");
+  if (eq == std::string::npos || eq == 0) throw Error("--set '" + assignment + "': expected KEY=VALUE");
   std::string key = assignment.substr(0, eq);
   std::string text = assignment.substr(eq + 1);
   std::string where = "--set " + key;
@@ -209,6 +220,11 @@ void Config::set(const std::string& key, Value value) { assign(key, std::move(va
 void Config::set_default(const std::string& key, Value value) {
   if (!schema_.has(key)) assign(key, Value(false), "preset");  // throws the unknown-key error
   presets_[key] = schema_.check(key, std::move(value), "preset");
+}
+
+void Config::set_fallback(const std::string& key, Value value) {
+  if (explicit_.count(key) || presets_.count(key)) return;
+  set_default(key, std::move(value));
 }
 
 bool Config::has(const std::string& key) const {
@@ -234,20 +250,37 @@ const T& typed(const Config& cfg, const std::string& key) {
 }
 }  // namespace
 
-template <> bool Config::get<bool>(const std::string& key) const { return typed<bool>(*this, key); }
-template <> int64_t Config::get<int64_t>(const std::string& key) const { return typed<int64_t>(*this, key); }
-template <> int Config::get<int>(const std::string& key) const {
+template <>
+bool Config::get<bool>(const std::string& key) const {
+  return typed<bool>(*this, key);
+}
+template <>
+int64_t Config::get<int64_t>(const std::string& key) const {
+  return typed<int64_t>(*this, key);
+}
+template <>
+int Config::get<int>(const std::string& key) const {
   return static_cast<int>(typed<int64_t>(*this, key));
 }
-template <> double Config::get<double>(const std::string& key) const { return typed<double>(*this, key); }
-template <> std::string Config::get<std::string>(const std::string& key) const {
+template <>
+double Config::get<double>(const std::string& key) const {
+  return typed<double>(*this, key);
+}
+template <>
+std::string Config::get<std::string>(const std::string& key) const {
   return typed<std::string>(*this, key);
 }
-template <> std::vector<int64_t> Config::get<std::vector<int64_t>>(const std::string& key) const {
+template <>
+std::vector<int64_t> Config::get<std::vector<int64_t>>(const std::string& key) const {
   return typed<std::vector<int64_t>>(*this, key);
 }
-template <> std::vector<double> Config::get<std::vector<double>>(const std::string& key) const {
+template <>
+std::vector<double> Config::get<std::vector<double>>(const std::string& key) const {
   return typed<std::vector<double>>(*this, key);
+}
+template <>
+std::vector<std::string> Config::get<std::vector<std::string>>(const std::string& key) const {
+  return typed<std::vector<std::string>>(*this, key);
 }
 
 std::string Config::to_yaml() const {

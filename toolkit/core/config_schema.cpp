@@ -9,12 +9,20 @@ namespace csan::core {
 
 std::string describe(ValueType type) {
   switch (type) {
-    case ValueType::Bool: return "a boolean";
-    case ValueType::Int: return "an integer";
-    case ValueType::Double: return "a number";
-    case ValueType::String: return "a string";
-    case ValueType::IntList: return "a list of integers";
-    case ValueType::DoubleList: return "a list of numbers";
+    case ValueType::Bool:
+      return "a boolean";
+    case ValueType::Int:
+      return "an integer";
+    case ValueType::Double:
+      return "a number";
+    case ValueType::String:
+      return "a string";
+    case ValueType::IntList:
+      return "a list of integers";
+    case ValueType::DoubleList:
+      return "a list of numbers";
+    case ValueType::StringList:
+      return "a list of names";
   }
   return "a value";
 }
@@ -55,12 +63,20 @@ std::string last_component(const std::string& key) {
 
 ValueType type_of(const Value& value) {
   switch (value.index()) {
-    case 0: return ValueType::Bool;
-    case 1: return ValueType::Int;
-    case 2: return ValueType::Double;
-    case 3: return ValueType::String;
-    case 4: return ValueType::IntList;
-    default: return ValueType::DoubleList;
+    case 0:
+      return ValueType::Bool;
+    case 1:
+      return ValueType::Int;
+    case 2:
+      return ValueType::Double;
+    case 3:
+      return ValueType::String;
+    case 4:
+      return ValueType::IntList;
+    case 5:
+      return ValueType::DoubleList;
+    default:
+      return ValueType::StringList;
   }
 }
 
@@ -72,8 +88,8 @@ ConfigSchema& ConfigSchema::add(KeySpec spec) {
   auto it = specs_.find(spec.key);
   if (it != specs_.end()) {
     if (it->second.type != spec.type)
-      throw Error::for_key(spec.key, "declared twice with different types (" + describe(it->second.type) +
-                                         ", " + describe(spec.type) + ")");
+      throw Error::for_key(spec.key, "declared twice with different types (" + describe(it->second.type) + ", " +
+                                         describe(spec.type) + ")");
     return *this;
   }
   std::string key = spec.key;
@@ -98,21 +114,18 @@ std::optional<Value> as_value(std::optional<T> v) {
 }  // namespace
 
 ConfigSchema& ConfigSchema::add_int(const std::string& key, std::optional<int64_t> default_value,
-                                    const std::string& help, std::optional<int64_t> min,
-                                    std::optional<int64_t> max) {
+                                    const std::string& help, std::optional<int64_t> min, std::optional<int64_t> max) {
   return add({key, ValueType::Int, as_value(default_value), help, as_bound(min), as_bound(max), {}});
 }
 
 ConfigSchema& ConfigSchema::add_double(const std::string& key, std::optional<double> default_value,
-                                       const std::string& help, std::optional<double> min,
-                                       std::optional<double> max) {
+                                       const std::string& help, std::optional<double> min, std::optional<double> max) {
   return add({key, ValueType::Double, as_value(default_value), help, min, max, {}});
 }
 
 ConfigSchema& ConfigSchema::add_string(const std::string& key, std::optional<std::string> default_value,
                                        const std::string& help, std::vector<std::string> choices) {
-  return add({key, ValueType::String, as_value(default_value), help, std::nullopt, std::nullopt,
-              std::move(choices)});
+  return add({key, ValueType::String, as_value(default_value), help, std::nullopt, std::nullopt, std::move(choices)});
 }
 
 ConfigSchema& ConfigSchema::add_int_list(const std::string& key, std::optional<std::vector<int64_t>> default_value,
@@ -121,11 +134,17 @@ ConfigSchema& ConfigSchema::add_int_list(const std::string& key, std::optional<s
   return add({key, ValueType::IntList, as_value(default_value), help, as_bound(min), as_bound(max), {}});
 }
 
-ConfigSchema& ConfigSchema::add_double_list(const std::string& key,
-                                            std::optional<std::vector<double>> default_value,
+ConfigSchema& ConfigSchema::add_double_list(const std::string& key, std::optional<std::vector<double>> default_value,
                                             const std::string& help, std::optional<double> min,
                                             std::optional<double> max) {
   return add({key, ValueType::DoubleList, as_value(default_value), help, min, max, {}});
+}
+
+ConfigSchema& ConfigSchema::add_string_list(const std::string& key,
+                                            std::optional<std::vector<std::string>> default_value,
+                                            const std::string& help, std::vector<std::string> choices) {
+  return add(
+      {key, ValueType::StringList, as_value(default_value), help, std::nullopt, std::nullopt, std::move(choices)});
 }
 
 const KeySpec& ConfigSchema::spec(const std::string& key) const {
@@ -159,15 +178,13 @@ Value ConfigSchema::check(const std::string& key, Value value, const std::string
 namespace {
 Value validate(const KeySpec& s, Value value, const std::string& where) {
   const std::string& key = s.key;
-  auto fail = [&](const std::string& message) {
-    return Error(where + ": key '" + key + "': " + message);
-  };
+  auto fail = [&](const std::string& message) { return Error(where + ": key '" + key + "': " + message); };
   ValueType given = type_of(value);
   if (given == ValueType::Int && s.type == ValueType::Double)
     value = static_cast<double>(std::get<int64_t>(value));
   else if (given == ValueType::IntList && s.type == ValueType::DoubleList)
-    value = std::vector<double>(std::get<std::vector<int64_t>>(value).begin(),
-                                std::get<std::vector<int64_t>>(value).end());
+    value =
+        std::vector<double>(std::get<std::vector<int64_t>>(value).begin(), std::get<std::vector<int64_t>>(value).end());
   else if (given != s.type)
     throw fail("expected " + describe(s.type) + ", got " + describe(given));
 
@@ -181,14 +198,15 @@ Value validate(const KeySpec& s, Value value, const std::string& where) {
     for (int64_t x : std::get<std::vector<int64_t>>(value)) check_range(static_cast<double>(x));
   if (s.type == ValueType::DoubleList)
     for (double x : std::get<std::vector<double>>(value)) check_range(x);
-  if (s.type == ValueType::String && !s.choices.empty()) {
-    const std::string& text = std::get<std::string>(value);
-    if (std::find(s.choices.begin(), s.choices.end(), text) == s.choices.end()) {
-      std::string allowed;
-      for (const auto& c : s.choices) allowed += (allowed.empty() ? "" : ", ") + c;
-      throw fail("'" + text + "' is not one of: " + allowed);
-    }
-  }
+  auto check_choice = [&](const std::string& text) {
+    if (s.choices.empty() || std::find(s.choices.begin(), s.choices.end(), text) != s.choices.end()) return;
+    std::string allowed;
+    for (const auto& c : s.choices) allowed += (allowed.empty() ? "" : ", ") + c;
+    throw fail("'" + text + "' is not one of: " + allowed);
+  };
+  if (s.type == ValueType::String) check_choice(std::get<std::string>(value));
+  if (s.type == ValueType::StringList)
+    for (const auto& text : std::get<std::vector<std::string>>(value)) check_choice(text);
   return value;
 }
 }  // namespace

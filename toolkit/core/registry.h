@@ -4,8 +4,12 @@
 //   core::Registry<ModelFactory>& arch_registry();   // function-local static: no init-order issue
 //   static core::Registrar<ModelFactory> reg(arch_registry(), "transformer", &build_transformer);
 //
-// Note: an object file in a static library is linked only if something references it;
-// a file whose only job is registration must be anchored (see models/model_registry.h).
+// Note: an object file in a static library is linked only if something references it.
+// A file whose only job is registration is named by its folder's pattern (*_arch.cpp in
+// models/, *_entry.cpp in nn/, *_task.cpp in tasks/) and says
+// CSAN_REGISTRATION_ANCHOR(<file stem>) once; the build generates
+// csan::anchors::link_<folder>(), which calls every anchor of the folder, and the
+// folder's registry accessor calls it (see third_party/cmake/CsanComponents.cmake).
 #pragma once
 
 #include <algorithm>
@@ -25,8 +29,7 @@ class Registry {
   explicit Registry(std::string kind) : kind_(std::move(kind)) {}
 
   void add(const std::string& name, Factory factory) {
-    if (!entries_.emplace(name, std::move(factory)).second)
-      throw Error(kind_ + " '" + name + "' is registered twice");
+    if (!entries_.emplace(name, std::move(factory)).second) throw Error(kind_ + " '" + name + "' is registered twice");
   }
   bool contains(const std::string& name) const { return entries_.count(name) > 0; }
   const Factory& get(const std::string& name) const {
@@ -61,3 +64,8 @@ struct Registrar {
 };
 
 }  // namespace csan::core
+
+#define CSAN_REGISTRATION_ANCHOR(stem) \
+  namespace csan::anchors {            \
+  void stem() {}                       \
+  }

@@ -7,8 +7,7 @@
 
 namespace csan::generation {
 
-EnsembleDecoder::EnsembleDecoder(std::vector<std::shared_ptr<models::EncoderDecoderModel>> models,
-                                 double temperature)
+EnsembleDecoder::EnsembleDecoder(std::vector<std::shared_ptr<models::EncoderDecoderModel>> models, double temperature)
     : models_(std::move(models)), temperature_(temperature) {
   if (models_.empty()) throw Error("generation needs at least one model");
   for (auto& m : models_) m->eval();
@@ -21,10 +20,10 @@ void EnsembleDecoder::start(const torch::Tensor& src_tokens, const torch::Tensor
   states_.assign(models_.size(), nn::IncrementalState());
   for (auto& state : states_) state.reserve(max_positions);
   for (auto& m : models_) {
-    models::EncoderOut out = m->encode(src_tokens, src_lengths);
+    models::EncoderOut out = m->encode_tokens(src_tokens, src_lengths);
     // Checked once here rather than at every step: a batch without source padding
     // needs no mask.
-    if (out.padding_mask.defined() && !out.padding_mask.any().item<bool>()) out.padding_mask = torch::Tensor();
+    out.drop_empty_masks();
     encoder_outs_.push_back(std::move(out));
   }
 }
@@ -49,10 +48,7 @@ StepScores EnsembleDecoder::step_scores(const torch::Tensor& prefix) {
 void EnsembleDecoder::reorder(const torch::Tensor& new_order, const torch::Tensor& sentences) {
   for (size_t i = 0; i < models_.size(); ++i) {
     states_[i].reorder_beams(new_order, sentences);
-    if (!sentences.defined()) continue;
-    auto& out = encoder_outs_[i];
-    out.out = out.out.index_select(0, sentences);
-    if (out.padding_mask.defined()) out.padding_mask = out.padding_mask.index_select(0, sentences);
+    if (sentences.defined()) encoder_outs_[i].reorder(sentences);
   }
 }
 

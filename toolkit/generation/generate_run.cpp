@@ -1,5 +1,7 @@
 #include "toolkit/generation/generate_run.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -7,14 +9,12 @@
 #include <iostream>
 #include <limits>
 #include <memory>
-#include <unistd.h>
 
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
 #include "toolkit/core/progress.h"
 #include "toolkit/data/batching.h"
 #include "toolkit/data/language_pair_dataset.h"
-#include "toolkit/generation/checkpoint_ensemble.h"
 #include "toolkit/generation/output_format.h"
 #include "toolkit/generation/parallel_batches.h"
 #include "toolkit/generation/sequence_generator.h"
@@ -72,7 +72,7 @@ torch::Tensor to_matrix(const std::vector<const std::vector<int64_t>*>& rows, in
 
 class Translator {
  public:
-  Translator(const GenerateOptions& options, LoadedEnsemble& ensemble) : options_(options), ensemble_(ensemble) {}
+  Translator(const GenerateOptions& options, const LoadedEnsemble& ensemble) : options_(options), ensemble_(ensemble) {}
 
   // Translates `chunk`; results in the chunk's order.
   std::vector<SentenceResult> translate(std::vector<Pending>& chunk, GenerateSummary& summary) {
@@ -87,8 +87,7 @@ class Translator {
       if (chunk[i].src.size() > 1) order.push_back(static_cast<int64_t>(i));  // empty inputs stay empty
     }
     std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return sizes[a] < sizes[b]; });
-    const auto batches =
-        data::batch_by_size(order, sizes, sizes, {options_.max_tokens, options_.batch_size, 1});
+    const auto batches = data::batch_by_size(order, sizes, sizes, {options_.max_tokens, options_.batch_size, 1});
     const int64_t count = static_cast<int64_t>(batches.size());
     const int64_t workers = resolve_parallel_batches(options_.parallel_batches, count);
     while (static_cast<int64_t>(generators_.size()) < workers) generators_.push_back(make_generator());
@@ -206,11 +205,10 @@ std::string score_with_csan_score(const std::vector<std::string>& hyps, const st
 // pieces (with a warning) when the isolated module cannot be loaded.
 std::unique_ptr<IsolatedSentencePiece> load_sentencepiece(const LoadedEnsemble& ensemble,
                                                           const GenerateOptions& options, std::ostream& log) {
-  if (!ensemble.sentencepiece) return nullptr;
-  if (!options.input.empty())
-    return std::make_unique<IsolatedSentencePiece>(ensemble.meta.spm_model, options.paths[0]);
+  if (!ensemble.sentencepiece()) return nullptr;
+  if (!options.input.empty()) return std::make_unique<IsolatedSentencePiece>(ensemble.spm_model, options.paths[0]);
   try {
-    return std::make_unique<IsolatedSentencePiece>(ensemble.meta.spm_model, options.paths[0]);
+    return std::make_unique<IsolatedSentencePiece>(ensemble.spm_model, options.paths[0]);
   } catch (const Error& e) {
     log << "warning: " << e.what() << "; detokenizing by joining pieces\n";
     return nullptr;
@@ -219,7 +217,7 @@ std::unique_ptr<IsolatedSentencePiece> load_sentencepiece(const LoadedEnsemble& 
 
 }  // namespace
 
-GenerateSummary run_generate(const GenerateOptions& options, std::ostream& out, std::ostream& log) {
+void validate_generate_options(const GenerateOptions& options) {
   validate(options.search);
   if (options.data_dir.empty() == options.input.empty())
     throw Error("give either --data DIR (binarized) or --input FILE|- (raw text)");
@@ -227,15 +225,19 @@ GenerateSummary run_generate(const GenerateOptions& options, std::ostream& out, 
     throw Error("--prefix-size: needs references (--data)");
   if (options.batch_size < 0 || options.max_tokens < 0) throw Error("--batch-size/--max-tokens: must not be negative");
   if (options.parallel_batches < 0) throw Error("--parallel-batches: must not be negative");
-  const OutputFormat format = parse_output_format(options.output_format);
+  parse_output_format(options.output_format);
   if (options.paths.empty()) throw Error("--path: no checkpoint given");
+}
 
-  LoadedEnsemble ensemble = load_ensemble(options.paths);
-  const std::string src_lang = options.source_lang.empty() ? ensemble.meta.src_lang : options.source_lang;
-  const std::string tgt_lang = options.target_lang.empty() ? ensemble.meta.tgt_lang : options.target_lang;
+GenerateSummary translate(const GenerateOptions& options, const LoadedEnsemble& ensemble, std::ostream& out,
+                          std::ostream& log) {
+  validate_generate_options(options);
+  const OutputFormat format = parse_output_format(options.output_format);
+  const std::string src_lang = options.source_lang.empty() ? ensemble.src_lang : options.source_lang;
+  const std::string tgt_lang = options.target_lang.empty() ? ensemble.tgt_lang : options.target_lang;
   const auto sentencepiece = load_sentencepiece(ensemble, options, log);
-  const TextCodec source_codec(ensemble.src_dict, ensemble.sentencepiece, sentencepiece.get()),
-      target_codec(ensemble.tgt_dict, ensemble.sentencepiece, sentencepiece.get());
+  const TextCodec source_codec(ensemble.src_dict, ensemble.sentencepiece(), sentencepiece.get()),
+      target_codec(ensemble.tgt_dict, ensemble.sentencepiece(), sentencepiece.get());
   const int64_t max_source = max_source_positions(ensemble);
   const int64_t eos = ensemble.src_dict.eos();
 
@@ -295,8 +297,8 @@ GenerateSummary run_generate(const GenerateOptions& options, std::ostream& out, 
       if (!file) throw Error(options.input + ": cannot open input");
     }
     std::istream& in = from_stdin ? std::cin : file;
-    const int64_t buffer = options.buffer_size > 0 ? options.buffer_size
-                                                   : (options.batch_size > 0 ? options.batch_size : 64);
+    const int64_t buffer =
+        options.buffer_size > 0 ? options.buffer_size : (options.batch_size > 0 ? options.batch_size : 64);
     std::vector<Pending> chunk;
     std::string line;
     ProgressLine progress("generate", 0);
@@ -320,8 +322,8 @@ GenerateSummary run_generate(const GenerateOptions& options, std::ostream& out, 
 
   const double seconds = std::max(summary.seconds, 1e-9);
   summary.lines.push_back("Translated " + std::to_string(summary.sentences) + " sentences (" +
-                          std::to_string(summary.tokens) + " tokens) in " + format_number(summary.seconds, 1) +
-                          "s (" + format_number(double(summary.sentences) / seconds, 2) + " sentences/s, " +
+                          std::to_string(summary.tokens) + " tokens) in " + format_number(summary.seconds, 1) + "s (" +
+                          format_number(double(summary.sentences) / seconds, 2) + " sentences/s, " +
                           format_number(double(summary.tokens) / seconds, 2) + " tokens/s)");
   if (summary.truncated > 0)
     summary.lines.push_back(std::to_string(summary.truncated) + " source sentence(s) truncated to " +

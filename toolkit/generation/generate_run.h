@@ -1,6 +1,7 @@
-// csan-generate as a library call: load the checkpoint(s), read binarized data or
-// raw text, translate in length-sorted batches, print results in input order and a
-// summary (sentences, tokens/s, BLEU when there are references).
+// csan-generate's translation: read binarized data or raw text, translate in
+// length-sorted batches with loaded models, print results in input order and a summary
+// (sentences, tokens/s, BLEU when there are references). The translation task loads
+// the checkpoints and calls it (toolkit/tasks/generate.h is csan-generate's entry).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "toolkit/generation/loaded_ensemble.h"
 #include "toolkit/generation/search_options.h"
 
 namespace csan::generation {
@@ -17,14 +19,14 @@ struct GenerateOptions {
   std::vector<std::string> paths;  // checkpoints; several = ensemble
   std::string data_dir;            // binarized data (csan-preprocess output) ...
   std::string gen_subset = "test";
-  std::string input;               // ... or raw text: a file, or "-" for stdin
+  std::string input;                     // ... or raw text: a file, or "-" for stdin
   std::string source_lang, target_lang;  // default: the checkpoint's
-  int64_t batch_size = 64;         // sentences per batch (0: no limit)
-  int64_t max_tokens = 0;          // padded source tokens per batch (0: no limit)
-  int64_t parallel_batches = 0;    // batches translated at once (0: one per thread; see parallel_batches.h)
-  int64_t buffer_size = 0;         // raw input lines read before translating (0: batch size)
+  int64_t batch_size = 64;               // sentences per batch (0: no limit)
+  int64_t max_tokens = 0;                // padded source tokens per batch (0: no limit)
+  int64_t parallel_batches = 0;          // batches translated at once (0: one per thread; see parallel_batches.h)
+  int64_t buffer_size = 0;               // raw input lines read before translating (0: batch size)
   std::string output_format = "fairseq";
-  std::string results_path;        // write DIR/generate-SUBSET.txt instead of stdout
+  std::string results_path;  // write DIR/generate-SUBSET.txt instead of stdout
   SearchOptions search;
 };
 
@@ -37,8 +39,13 @@ struct GenerateSummary {
   std::vector<std::string> lines;  // the summary as printed
 };
 
-// Results go to `out` (unless results_path is set), warnings and, in plain format, the
-// summary to `log`. Throws csan::Error for bad options or input.
-GenerateSummary run_generate(const GenerateOptions& options, std::ostream& out, std::ostream& log);
+// Checks the options that do not need a model (throws csan::Error naming the option).
+void validate_generate_options(const GenerateOptions& options);
+
+// Translates with `ensemble` (loaded from options.paths). Results go to `out` (unless
+// results_path is set), warnings and, in plain format, the summary to `log`. Throws
+// csan::Error for bad options or input.
+GenerateSummary translate(const GenerateOptions& options, const LoadedEnsemble& ensemble, std::ostream& out,
+                          std::ostream& log);
 
 }  // namespace csan::generation

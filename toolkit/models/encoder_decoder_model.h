@@ -1,52 +1,56 @@
-// The interface the trainer and the sequence generator talk to. Every translation
-// architecture (Transformer, CSAN, CCN) implements it; nobody switches on a model name.
+// The encoder-decoder family: every translation architecture (Transformer, CSAN, CCN)
+// implements it; the translation task, its criterion and the sequence generator talk to
+// it, and nobody switches on a model name.
 // Layout: batch first; token tensors are int64 [B, T], right-padded with the
 // dictionary's pad index; decoder inputs start with </s> (eos) as in fairseq.
+// Inputs are named (the translation task's batch fields): "src_tokens" [B, S],
+// "src_lengths" [B], "prev_output_tokens" [B, T].
 #pragma once
-
-#include <cstdint>
 
 #include <torch/torch.h>
 
+#include <cstdint>
+
+#include "toolkit/models/encoder_out.h"
+#include "toolkit/models/model.h"
+#include "toolkit/models/named_tensors.h"
 #include "toolkit/nn/incremental_state.h"
 
 namespace csan::models {
 
-struct EncoderOut {
-  torch::Tensor out;           // [B, S, D]
-  torch::Tensor padding_mask;  // [B, S] bool, true at padding
-  // Keeps rows new_order of every tensor (beam search expands/reorders sentences).
-  void reorder(const torch::Tensor& new_order) {
-    out = out.index_select(0, new_order);
-    padding_mask = padding_mask.index_select(0, new_order);
-  }
-};
-
-class EncoderDecoderModel : public torch::nn::Module {
+class EncoderDecoderModel : public Model {
  public:
-  // src_tokens [B, S], src_lengths [B].
-  virtual EncoderOut encode(const torch::Tensor& src_tokens, const torch::Tensor& src_lengths) = 0;
+  std::string family() const override { return kEncoderDecoder; }
+
+  // Reads the source fields of `input` ("src_tokens", "src_lengths").
+  virtual EncoderOut encode(const NamedTensors& input) = 0;
   // prev_output_tokens [B, T] -> logits [B, T, V] (unnormalized). With a state, only the
   // last position(s) not yet cached are computed, and the state is extended.
   virtual torch::Tensor decode(const torch::Tensor& prev_output_tokens, const EncoderOut& encoder_out,
                                nn::IncrementalState* state = nullptr) = 0;
 
-  torch::Tensor forward(const torch::Tensor& src_tokens, const torch::Tensor& src_lengths,
-                        const torch::Tensor& prev_output_tokens) {
-    return decode(prev_output_tokens, encode(src_tokens, src_lengths));
-  }
-
   // Logits [N, V] of the target positions `positions` (int64 [N] into the flattened
   // [B * T]) only: training never needs the vocabulary-wide logits at padding, and a
-  // model may skip computing them. The default computes all and selects.
-  virtual torch::Tensor forward_positions(const torch::Tensor& src_tokens, const torch::Tensor& src_lengths,
-                                          const torch::Tensor& prev_output_tokens, const torch::Tensor& positions) {
-    auto logits = forward(src_tokens, src_lengths, prev_output_tokens);
+  // model may skip computing them. `input` holds the source fields and
+  // "prev_output_tokens". The default computes all and selects.
+  virtual torch::Tensor forward_positions(const NamedTensors& input, const torch::Tensor& positions) {
+    auto logits = forward(input);
     return logits.reshape({-1, logits.size(-1)}).index_select(0, positions);
   }
 
   virtual int64_t max_source_positions() const = 0;
   virtual int64_t max_target_positions() const = 0;
+
+  // Logits [B, T, V] of a whole batch (source fields and "prev_output_tokens").
+  torch::Tensor forward(const NamedTensors& input) { return decode(input.at("prev_output_tokens"), encode(input)); }
+  // The same from plain tensors (generation, tests).
+  EncoderOut encode_tokens(const torch::Tensor& src_tokens, const torch::Tensor& src_lengths) {
+    return encode(NamedTensors{{"src_tokens", src_tokens}, {"src_lengths", src_lengths}});
+  }
+  torch::Tensor forward(const torch::Tensor& src_tokens, const torch::Tensor& src_lengths,
+                        const torch::Tensor& prev_output_tokens) {
+    return decode(prev_output_tokens, encode_tokens(src_tokens, src_lengths));
+  }
 };
 
 }  // namespace csan::models

@@ -3,16 +3,15 @@
 // transformer_base_prenorm, transformer_big_prenorm) in transformer_arch.cpp.
 #pragma once
 
-#include <functional>
-
 #include <torch/torch.h>
+
+#include <functional>
 
 #include "toolkit/models/encoder_decoder_model.h"
 #include "toolkit/models/model_registry.h"
 #include "toolkit/models/transformer_decoder.h"
 #include "toolkit/models/transformer_encoder.h"
 #include "toolkit/models/transformer_options.h"
-#include "toolkit/nn/attention_scope.h"
 #include "toolkit/nn/multihead_attention.h"
 
 namespace csan::models {
@@ -22,17 +21,16 @@ class TransformerModel : public EncoderDecoderModel {
   // Throws csan::Error for share_all_embeddings without a joined dictionary.
   TransformerModel(const TransformerOptions& options, const ModelContext& context);
 
-  EncoderOut encode(const torch::Tensor& src_tokens, const torch::Tensor& src_lengths) override;
+  EncoderOut encode(const NamedTensors& input) override;
   torch::Tensor decode(const torch::Tensor& prev_output_tokens, const EncoderOut& encoder_out,
                        nn::IncrementalState* state = nullptr) override;
   // Projects only the selected positions onto the vocabulary.
-  torch::Tensor forward_positions(const torch::Tensor& src_tokens, const torch::Tensor& src_lengths,
-                                  const torch::Tensor& prev_output_tokens, const torch::Tensor& positions) override;
+  torch::Tensor forward_positions(const NamedTensors& input, const torch::Tensor& positions) override;
   int64_t max_source_positions() const override { return options_.max_source_positions; }
   int64_t max_target_positions() const override { return options_.max_target_positions; }
 
-  // Visits every attention with where it sits, e.g. to install scope policies (CSAN).
-  void for_each_attention(const std::function<void(const nn::AttentionSite&, nn::MultiheadAttention&)>& visit);
+  // Sites encoder.self, then per decoder layer decoder.self and decoder.cross.
+  void for_each_attention(const std::function<void(const nn::AttentionSite&, nn::MultiheadAttention&)>& visit) override;
 
   const TransformerOptions& options() const { return options_; }
 

@@ -1,11 +1,13 @@
 // Everything that defines a Transformer (fairseq's transformer options), read from the
-// "model.*" keys of a recipe.
+// "model.*" keys of a recipe. Each key is written once, in transformer_option_table().
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "toolkit/core/config.h"
+#include "toolkit/core/option_table.h"
 #include "toolkit/nn/transformer_layer_options.h"
 
 namespace csan::models {
@@ -24,7 +26,9 @@ struct TransformerOptions {
   static TransformerOptions from_config(const core::Config& cfg);
 };
 
-// Declares the keys read by from_config.
-void declare_transformer_options(core::ConfigSchema& schema);
+const core::OptionTable<TransformerOptions>& transformer_option_table();
+
+// The attention roles of a Transformer: encoder.self, decoder.self, decoder.cross.
+const std::vector<std::string>& transformer_attention_roles();
 
 }  // namespace csan::models

@@ -21,9 +21,12 @@ HeadBoundary parse_head_boundary(const std::string& name) {
 
 std::string head_boundary_name(HeadBoundary boundary) {
   switch (boundary) {
-    case HeadBoundary::Truncate: return "truncate";
-    case HeadBoundary::Wrap: return "wrap";
-    case HeadBoundary::Authors: return "authors";
+    case HeadBoundary::Truncate:
+      return "truncate";
+    case HeadBoundary::Wrap:
+      return "wrap";
+    case HeadBoundary::Authors:
+      return "authors";
   }
   return "?";
 }
@@ -90,8 +93,7 @@ Blocks banded_blocks(int64_t tq, int64_t tk, int64_t shift, int64_t left, int64_
 // after a zero-padded copy when the blocks run past the ends).
 torch::Tensor key_blocks(const torch::Tensor& x, const Blocks& b) {
   if (b.count == 1 && !b.pad_left && !b.pad_right) return x.unsqueeze(1);
-  torch::Tensor padded = b.pad_left || b.pad_right ? F::pad(x, F::PadFuncOptions({0, 0, b.pad_left, b.pad_right}))
-                                                   : x;
+  torch::Tensor padded = b.pad_left || b.pad_right ? F::pad(x, F::PadFuncOptions({0, 0, b.pad_left, b.pad_right})) : x;
   return padded.unfold(2, b.keys, b.queries).permute({0, 2, 1, 4, 3});
 }
 
@@ -129,8 +131,8 @@ torch::Tensor window_bias(const torch::Tensor& usable, const Geometry& g, const 
                            torch::arange(b.queries, opts).view({b.queries, 1}) - (b.pad_left + g.shift);
   torch::Tensor in_window = distance.ge(-g.left).logical_and_(distance.le(g.right));  // [W, S]
   torch::Tensor own_position = distance.eq(0);
-  torch::Tensor padded = F::pad(usable, F::PadFuncOptions({b.pad_left, b.pad_right}));  // false outside
-  torch::Tensor reachable = padded.unfold(1, b.keys, b.queries);                        // [Bm, nb, S]
+  torch::Tensor padded = F::pad(usable, F::PadFuncOptions({b.pad_left, b.pad_right}));              // false outside
+  torch::Tensor reachable = padded.unfold(1, b.keys, b.queries);                                    // [Bm, nb, S]
   torch::Tensor visible = reachable.unsqueeze(2).logical_and(in_window).logical_or_(own_position);  // [Bm, nb, W, S]
   visible = visible.unsqueeze(2).unsqueeze(4);  // [Bm, nb, 1, W, 1, S]
   if (table && !table->all_exist)               // truncated edge heads: missing slots hidden
@@ -153,8 +155,7 @@ int64_t automatic_banded_from_length(const CsanWindow& window) {
 torch::Tensor csan_attention(const torch::Tensor& q, const torch::Tensor& k_all, const torch::Tensor& v_all,
                              const CsanWindow& window, const CsanCall& call) {
   if (window.window < 1 || window.window % 2 == 0)
-    throw Error("CSAN window must be odd (M+1 positions centred on the query), got " +
-                std::to_string(window.window));
+    throw Error("CSAN window must be odd (M+1 positions centred on the query), got " + std::to_string(window.window));
   const int64_t batch = q.size(0), heads = q.size(1), tq = q.size(2);
   Geometry g;
   g.left = window.window / 2, g.right = call.causal ? 0 : window.window / 2;
@@ -169,7 +170,8 @@ torch::Tensor csan_attention(const torch::Tensor& q, const torch::Tensor& k_all,
 
   const int64_t banded_from =
       call.banded_from_length > 0 ? call.banded_from_length : automatic_banded_from_length(window);
-  const bool banded = call.path == CsanPath::Banded || (call.path == CsanPath::Auto && tk >= banded_from);
+  const bool banded = !call.extra_bias.defined() &&
+                      (call.path == CsanPath::Banded || (call.path == CsanPath::Auto && tk >= banded_from));
   g.b = banded ? banded_blocks(tq, tk, g.shift, g.left, g.right) : dense_blocks(tq, tk);
   const Blocks& b = g.b;
   const auto device = q.device();
@@ -186,9 +188,8 @@ torch::Tensor csan_attention(const torch::Tensor& q, const torch::Tensor& k_all,
   torch::Tensor keys = key_blocks(k, b), values = key_blocks(v, b);
   if (g.area > 1) {
     auto indices = [&](int which) {
-      return cached({1, which, heads, g.area, static_cast<int64_t>(window.head_boundary)}, {}, [&] {
-        return (which == 0 ? table->key_heads : table->value_heads).flatten().to(device);
-      });
+      return cached({1, which, heads, g.area, static_cast<int64_t>(window.head_boundary)}, {},
+                    [&] { return (which == 0 ? table->key_heads : table->value_heads).flatten().to(device); });
     };
     keys = area_blocks(keys, indices(0), heads, g.area);
     values = area_blocks(values, indices(1), heads, g.area);
@@ -196,17 +197,20 @@ torch::Tensor csan_attention(const torch::Tensor& q, const torch::Tensor& k_all,
   torch::Tensor scores = torch::matmul(query_blocks(q, b), keys.transpose(-2, -1));
 
   const bool per_head = table && !table->all_exist;
-  torch::Tensor bias = cached(
-      {0, tq, tk, g.shift, g.left, g.right, b.count, b.queries, b.keys, b.pad_left, g.area,
-       per_head ? heads : 0, per_head ? static_cast<int64_t>(window.head_boundary) : -1,
-       static_cast<int64_t>(scores.scalar_type())},
-      call.key_padding_mask, [&] {
-        torch::Tensor usable = call.key_padding_mask.defined()
-                                   ? call.key_padding_mask.narrow(1, first, tk).logical_not()
-                                   : torch::ones({1, tk}, torch::dtype(torch::kBool).device(device));
-        return window_bias(usable, g, per_head ? &*table : nullptr, scores.scalar_type());
-      });
+  torch::Tensor bias =
+      cached({0, tq, tk, g.shift, g.left, g.right, b.count, b.queries, b.keys, b.pad_left, g.area, per_head ? heads : 0,
+              per_head ? static_cast<int64_t>(window.head_boundary) : -1, static_cast<int64_t>(scores.scalar_type())},
+             call.key_padding_mask, [&] {
+               torch::Tensor usable = call.key_padding_mask.defined()
+                                          ? call.key_padding_mask.narrow(1, first, tk).logical_not()
+                                          : torch::ones({1, tk}, torch::dtype(torch::kBool).device(device));
+               return window_bias(usable, g, per_head ? &*table : nullptr, scores.scalar_type());
+             });
   scores = scores + bias;
+  if (call.extra_bias.defined()) {  // dense: [B, 1, H, Tq, (N+1) Tk], slot-major columns
+    const torch::Tensor extra = call.extra_bias.narrow(3, first, tk).unsqueeze(1).to(scores.scalar_type());
+    scores = scores + (g.area > 1 ? extra.repeat({1, 1, 1, 1, g.area}) : extra);
+  }
 
   torch::Tensor probs = scores.scalar_type() == torch::kFloat
                             ? torch::softmax(scores, -1)

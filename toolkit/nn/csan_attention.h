@@ -10,10 +10,10 @@
 // that no softmax row is empty and nothing turns into NaN.
 #pragma once
 
+#include <torch/torch.h>
+
 #include <cstdint>
 #include <string>
-
-#include <torch/torch.h>
 
 #include "toolkit/nn/csan_mask_cache.h"
 
@@ -65,6 +65,10 @@ struct CsanCall {
   // Where window biases and head tables built for earlier calls with the same lengths
   // and padding are reused (the windowed layers of one forward); null: built each call.
   CsanMaskCache* masks = nullptr;
+  // Other attention entries' bias, [B or 1, H or 1, Tq, Tk] over all keys, added to the
+  // scores of every area slot (a key's bias is the query head's, whichever head the slot
+  // reads). It forces the dense path. Undefined: none.
+  torch::Tensor extra_bias;
 };
 
 // Where the banded path overtakes the dense one, from bench-csan --attention (8 heads x

@@ -1,9 +1,12 @@
 #include "toolkit/nn/decoder_layer.h"
 
+#include "toolkit/nn/residual_block.h"
+
 namespace csan::nn {
 
-DecoderLayerImpl::DecoderLayerImpl(const TransformerLayerOptions& options, std::string cache_key)
-    : options_(options), cache_key_(std::move(cache_key)) {
+DecoderLayerImpl::DecoderLayerImpl(const TransformerLayerOptions& options, std::string cache_key,
+                                   std::string memory_name)
+    : options_(options), cache_key_(std::move(cache_key)), memory_name_(std::move(memory_name)) {
   self_attn = register_module("self_attn", MultiheadAttention(options.attention()));
   self_attn_layer_norm = register_module("self_attn_layer_norm", layer_norm(options.embed_dim));
   encoder_attn = register_module("encoder_attn", MultiheadAttention(options.attention()));
@@ -12,38 +15,31 @@ DecoderLayerImpl::DecoderLayerImpl(const TransformerLayerOptions& options, std::
   final_layer_norm = register_module("final_layer_norm", layer_norm(options.embed_dim));
 }
 
-torch::Tensor DecoderLayerImpl::forward(torch::Tensor x, const torch::Tensor& encoder_out,
-                                        const torch::Tensor& encoder_padding_mask, IncrementalState* state) {
+torch::Tensor DecoderLayerImpl::forward(torch::Tensor x, const torch::Tensor& memory,
+                                        const torch::Tensor& memory_padding_mask, IncrementalState* state,
+                                        int64_t position) {
   const bool pre = options_.normalize_before, training = is_training();
+  const double p = options_.dropout;
 
   // Right-padded targets never let a real position see a pad (they come after it), so
   // the self-attention needs only the causal mask.
-  torch::Tensor residual = x;
-  if (pre) x = self_attn_layer_norm(x);
   AttentionCall self_call;
   self_call.causal = true;
   self_call.state = state;
   self_call.cache_key = cache_key_ + ".self_attn";
-  x = self_attn(x, x, x, self_call);
-  x = add_dropout_if(residual, x, options_.dropout, training);
-  if (!pre) x = self_attn_layer_norm(x);
+  x = residual_block(x, self_attn_layer_norm, pre, p, training,
+                     [&](const torch::Tensor& h) { return self_attn(h, h, h, self_call); });
 
-  residual = x;
-  if (pre) x = encoder_attn_layer_norm(x);
   AttentionCall cross_call;
-  cross_call.key_padding_mask = encoder_padding_mask;
+  cross_call.key_padding_mask = memory_padding_mask;
   cross_call.state = state;
-  cross_call.cache_key = cache_key_ + ".encoder_attn";
+  cross_call.cache_key = cache_key_ + ".encoder_attn." + memory_name_;
   cross_call.static_kv = true;
-  x = encoder_attn(x, encoder_out, encoder_out, cross_call);
-  x = add_dropout_if(residual, x, options_.dropout, training);
-  if (!pre) x = encoder_attn_layer_norm(x);
+  cross_call.query_offset = position;
+  x = residual_block(x, encoder_attn_layer_norm, pre, p, training,
+                     [&](const torch::Tensor& h) { return encoder_attn(h, memory, memory, cross_call); });
 
-  residual = x;
-  if (pre) x = final_layer_norm(x);
-  x = add_dropout_if(residual, ffn(x), options_.dropout, training);
-  if (!pre) x = final_layer_norm(x);
-  return x;
+  return residual_block(x, final_layer_norm, pre, p, training, [&](const torch::Tensor& h) { return ffn(h); });
 }
 
 }  // namespace csan::nn

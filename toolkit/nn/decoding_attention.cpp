@@ -33,15 +33,17 @@ struct Geometry {
   int64_t groups, heads, head_dim, tk;
   int64_t q_row, k_batch, k_head, k_row, v_batch, v_head, v_row;  // strides (elements)
   float scaling;
+  int64_t bias_row = 0;  // stride between query rows' biases (0: one for all)
 };
 
 // One (key row, head) pair: its G query rows against its Tk cached positions. k and v
 // point at head h of stored row 0; position j of this pair is in stored row rows[j]
-// (beam history), or `row` when rows is null. scores: scratch of G * Tk floats; out:
-// the first query row's context, rows out_row apart.
+// (beam history), or `row` when rows is null. bias: the first query row's bias for this
+// head ([Tk], rows g.bias_row apart) or null. scores: scratch of G * Tk floats; out: the
+// first query row's context, rows out_row apart.
 CSAN_WITH_AVX2_CLONE
 void attend_pair(const Geometry& g, const float* q, const float* k, const float* v, const int64_t* rows, int64_t row,
-                 const bool* padding, float* scores, float* out, int64_t out_row) {
+                 const bool* padding, const float* bias, float* scores, float* out, int64_t out_row) {
   const int64_t d = g.head_dim, tk = g.tk;
   for (int64_t j = 0; j < tk; ++j) {
     const bool hidden = padding && padding[j];
@@ -49,6 +51,9 @@ void attend_pair(const Geometry& g, const float* q, const float* k, const float*
     for (int64_t r = 0; r < g.groups; ++r)
       scores[r * tk + j] = hidden ? kNegInf : g.scaling * dot(q + r * g.q_row, key, d);
   }
+  if (bias)
+    for (int64_t r = 0; r < g.groups; ++r)
+      for (int64_t j = 0; j < tk; ++j) scores[r * tk + j] += bias[r * g.bias_row + j];
   for (int64_t r = 0; r < g.groups; ++r) {
     float* s = scores + r * tk;
     float* o = out + r * out_row;
@@ -71,10 +76,9 @@ void attend_pair(const Geometry& g, const float* q, const float* k, const float*
 
 torch::Tensor decoding_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                  const torch::Tensor& key_padding_mask, int64_t num_heads, double scaling,
-                                 const torch::Tensor& rows_at) {
+                                 const torch::Tensor& rows_at, const torch::Tensor& bias) {
   TORCH_CHECK(q.scalar_type() == torch::kFloat && k.scalar_type() == torch::kFloat &&
-                  v.scalar_type() == torch::kFloat && q.device().is_cpu() && k.device().is_cpu() &&
-                  v.device().is_cpu(),
+                  v.scalar_type() == torch::kFloat && q.device().is_cpu() && k.device().is_cpu() && v.device().is_cpu(),
               "decoding attention: float32 CPU tensors only");
   const bool history = rows_at.defined();
   TORCH_CHECK(q.dim() == 2 && k.dim() == 4 && k.sizes() == v.sizes() && k.size(1) == num_heads &&
@@ -102,8 +106,8 @@ torch::Tensor decoding_attention(const torch::Tensor& q, const torch::Tensor& k,
 
   // With a history every query row is its own pair (G = 1) over the stored rows.
   const int64_t key_rows = history ? q.size(0) : k.size(0);
-  Geometry g{q.size(0) / key_rows, num_heads, k.size(3), k.size(2), qc.stride(0), kc.stride(0), kc.stride(1),
-             kc.stride(2), vc.stride(0), vc.stride(1), vc.stride(2), static_cast<float>(scaling)};
+  Geometry g{q.size(0) / key_rows, num_heads,    k.size(3),    k.size(2),    qc.stride(0), kc.stride(0),
+             kc.stride(1),         kc.stride(2), vc.stride(0), vc.stride(1), vc.stride(2), static_cast<float>(scaling)};
   const int64_t model_dim = q.size(1);
   torch::Tensor out = torch::empty({q.size(0), model_dim}, q.options());
   const float* qp = qc.data_ptr<float>();
@@ -112,6 +116,18 @@ torch::Tensor decoding_attention(const torch::Tensor& q, const torch::Tensor& k,
   const bool* mask = padding.defined() ? padding.data_ptr<bool>() : nullptr;
   const int64_t* rows = history ? table.data_ptr<int64_t>() : nullptr;
   float* op = out.data_ptr<float>();
+  torch::Tensor bias_rows;
+  int64_t bias_head = 0;
+  if (bias.defined()) {
+    TORCH_CHECK(bias.dim() == 3 && (bias.size(0) == 1 || bias.size(0) == q.size(0)) &&
+                    (bias.size(1) == 1 || bias.size(1) == num_heads) && bias.size(2) == k.size(2),
+                "decoding attention: bias ", bias.sizes(), " for ", q.size(0), " rows, ", num_heads, " heads and ",
+                k.size(2), " keys");
+    bias_rows = bias.to(torch::kFloat).contiguous();
+    g.bias_row = bias_rows.size(0) == 1 ? 0 : bias_rows.stride(0);
+    bias_head = bias_rows.size(1) == 1 ? 0 : bias_rows.stride(1);
+  }
+  const float* bp = bias_rows.defined() ? bias_rows.data_ptr<float>() : nullptr;
 
   const int64_t pairs = key_rows * num_heads;
   const int64_t work_per_pair = std::max<int64_t>(1, g.groups * g.tk * g.head_dim);
@@ -121,7 +137,8 @@ torch::Tensor decoding_attention(const torch::Tensor& q, const torch::Tensor& k,
     for (int64_t pair = begin; pair < end; ++pair) {
       const int64_t row = pair / num_heads, h = pair % num_heads;
       attend_pair(g, qp + row * g.groups * g.q_row + h * g.head_dim, kp + h * g.k_head, vp + h * g.v_head,
-                  rows ? rows + row * g.tk : nullptr, row, mask ? mask + row * g.tk : nullptr, scores.data(),
+                  rows ? rows + row * g.tk : nullptr, row, mask ? mask + row * g.tk : nullptr,
+                  bp ? bp + row * g.groups * g.bias_row + h * bias_head : nullptr, scores.data(),
                   op + row * g.groups * model_dim + h * g.head_dim, model_dim);
     }
   });

@@ -10,9 +10,9 @@
 // Inference only (no autograd), float32 CPU tensors.
 #pragma once
 
-#include <cstdint>
-
 #include <torch/torch.h>
+
+#include <cstdint>
 
 namespace csan::nn {
 
@@ -24,8 +24,10 @@ namespace csan::nn {
 // With rows_at [R, Tk] (a beam history, see IncrementalState::History), k and v are the
 // stored rows instead and query row r reads position j from stored row rows_at[r][j]
 // (G = 1, no padding mask).
+// bias: [R or 1, H or 1, Tk] float added to the scaled scores of query row r (an
+// attention-chain entry's bias; -inf hides a key), or undefined.
 torch::Tensor decoding_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                  const torch::Tensor& key_padding_mask, int64_t num_heads, double scaling,
-                                 const torch::Tensor& rows_at = {});
+                                 const torch::Tensor& rows_at = {}, const torch::Tensor& bias = {});
 
 }  // namespace csan::nn

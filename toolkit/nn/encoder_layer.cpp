@@ -1,5 +1,7 @@
 #include "toolkit/nn/encoder_layer.h"
 
+#include "toolkit/nn/residual_block.h"
+
 namespace csan::nn {
 
 EncoderLayerImpl::EncoderLayerImpl(const TransformerLayerOptions& options) : options_(options) {
@@ -11,19 +13,12 @@ EncoderLayerImpl::EncoderLayerImpl(const TransformerLayerOptions& options) : opt
 
 torch::Tensor EncoderLayerImpl::forward(torch::Tensor x, const torch::Tensor& padding_mask) {
   const bool pre = options_.normalize_before, training = is_training();
-  torch::Tensor residual = x;
-  if (pre) x = self_attn_layer_norm(x);
   AttentionCall call;
   call.key_padding_mask = padding_mask;
-  x = self_attn(x, x, x, call);
-  x = add_dropout_if(residual, x, options_.dropout, training);
-  if (!pre) x = self_attn_layer_norm(x);
-
-  residual = x;
-  if (pre) x = final_layer_norm(x);
-  x = add_dropout_if(residual, ffn(x), options_.dropout, training);
-  if (!pre) x = final_layer_norm(x);
-  return x;
+  x = residual_block(x, self_attn_layer_norm, pre, options_.dropout, training,
+                     [&](const torch::Tensor& h) { return self_attn(h, h, h, call); });
+  return residual_block(x, final_layer_norm, pre, options_.dropout, training,
+                        [&](const torch::Tensor& h) { return ffn(h); });
 }
 
 }  // namespace csan::nn

@@ -7,12 +7,15 @@
 // copies), the scale rides in the GEMM's alpha, masking and softmax happen in the
 // score block while it is in cache, PV is written straight into the [B, T, D] output,
 // and (sentence, head) pairs are spread over the intra-op threads.
-// Float32 CPU tensors only; callers use the general path otherwise (see available()).
+// An additive bias (an attention-chain entry's: a window, relative positions, a learned
+// matrix) is added to each score block in the same pass, with its gradient when it
+// requires one. Float32 CPU tensors only; callers use the general path otherwise (see
+// available()).
 #pragma once
 
-#include <cstdint>
-
 #include <torch/torch.h>
+
+#include <cstdint>
 
 namespace csan::nn {
 
@@ -22,8 +25,10 @@ bool fused_attention_available();
 // q [B, Tq, H*d], k and v [B, Tk, H*d] (any strides with unit last stride, e.g. slices
 // of a fused QKV projection) -> context [B, Tq, H*d]: softmax(scaling * q k^T + mask) v
 // per head. key_padding_mask [B, Tk] bool (true at padding) or undefined; causal: query
-// i sees keys up to Tk - Tq + i. A query with no visible key gets a zero context.
+// i sees keys up to Tk - Tq + i. bias: [B or 1, H or 1, Tq, Tk] float, added after the
+// scaling (-inf hides a key), or undefined. A query with no visible key gets a zero context.
 torch::Tensor fused_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                              const torch::Tensor& key_padding_mask, bool causal, int64_t num_heads, double scaling);
+                              const torch::Tensor& key_padding_mask, bool causal, int64_t num_heads, double scaling,
+                              const torch::Tensor& bias = {});
 
 }  // namespace csan::nn

@@ -1,8 +1,8 @@
 #include "toolkit/nn/multihead_attention.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
-#include <typeinfo>
 
 #include "toolkit/core/error.h"
 #include "toolkit/nn/decoding_attention.h"
@@ -24,7 +24,9 @@ MultiheadAttentionImpl::MultiheadAttentionImpl(const MultiheadAttentionOptions& 
   in_proj_weight = register_parameter("in_proj_weight", torch::empty({3 * d, d}));
   if (options.bias) in_proj_bias = register_parameter("in_proj_bias", torch::empty({3 * d}));
   out_proj = register_module("out_proj", Dense(d, d, options.bias));
-  scope_ = register_module("scope", std::shared_ptr<AttentionScope>(std::make_shared<FullScope>()));
+  chain_ = register_module("chain", AttentionChain());
+  site_.num_heads = options.num_heads;
+  site_.embed_dim = d;
 
   // fairseq's initialization: each of Q, K, V is its own D x D Xavier matrix (gain
   // 1/sqrt(2)), input biases keep nn.Linear's default, the output bias starts at zero.
@@ -34,8 +36,20 @@ MultiheadAttentionImpl::MultiheadAttentionImpl(const MultiheadAttentionOptions& 
   if (options.bias) init_constant(out_proj->bias, 0.0);
 }
 
-void MultiheadAttentionImpl::set_scope(std::shared_ptr<AttentionScope> scope) {
-  scope_ = replace_module("scope", std::move(scope));
+AttentionInputs MultiheadAttentionImpl::entry_inputs(const torch::Tensor& q, const torch::Tensor& k, int64_t tk,
+                                                     int64_t query_offset,
+                                                     const torch::Tensor& key_padding_mask) const {
+  AttentionInputs in;
+  in.q = q.view({q.size(0), q.size(1), options_.num_heads, head_dim_});
+  if (k.defined()) in.k = k.view({k.size(0), k.size(1), options_.num_heads, head_dim_});
+  in.query_length = q.size(1);
+  in.key_length = tk;
+  in.query_offset = query_offset;
+  in.key_padding_mask = key_padding_mask;
+  in.scaling = scaling_;
+  in.site = &site_;
+  in.training = is_training();
+  return in;
 }
 
 torch::Tensor MultiheadAttentionImpl::project(const torch::Tensor& x, int64_t first, int64_t count) const {
@@ -87,13 +101,22 @@ torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const 
       }
     }
   }
-  // The fused kernel implements the default scope only, without attention dropout.
-  const bool fusable = !call.state && typeid(*scope_) == typeid(FullScope) &&
-                       !(is_training() && options_.attention_dropout > 0) && q.scalar_type() == torch::kFloat &&
-                       q.device().is_cpu() && fused_attention_available();
+  const unsigned uses = chain_->uses();
+  if (uses & AttentionEntry::kScale) chain_->scale(q, k, v);
+  // Absolute position of query 0 once the number of keys is known (self-attention: the
+  // queries are the last Tq of the Tk positions).
+  auto query_offset = [&](int64_t tk) { return self_attention ? tk - tq : std::max<int64_t>(0, call.query_offset); };
+  // Scales and biases run inside the kernels; anything else needs the general path.
+  const bool kernels = chain_->kernels_suffice();
+  const bool fusable = !call.state && kernels && !(is_training() && options_.attention_dropout > 0) &&
+                       q.scalar_type() == torch::kFloat && q.device().is_cpu() && fused_attention_available();
   if (fusable) {
-    return out_proj(fused_attention(q, k, v, call.key_padding_mask, call.causal, options_.num_heads, scaling_));
+    torch::Tensor bias;
+    if (uses & AttentionEntry::kBias)
+      bias = chain_->bias(entry_inputs(q, k, k.size(1), query_offset(k.size(1)), call.key_padding_mask));
+    return out_proj(fused_attention(q, k, v, call.key_padding_mask, call.causal, options_.num_heads, scaling_, bias));
   }
+  const torch::Tensor q_projected = q;  // [B, Tq, D], what entries see
   if (kv_cached) {
     k = call.state->at(k_name), v = call.state->at(v_name);
   } else {
@@ -110,19 +133,25 @@ torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const 
   // One new position per row against the caches: the decoding kernel, which reads
   // the self-attention caches through the beams' history (no reordering copies) and
   // the beams' shared encoder keys once per sentence.
-  const bool decoding_step = tq == 1 && typeid(*scope_) == typeid(FullScope) &&
+  const bool decoding_step = tq == 1 && kernels && !(uses & AttentionEntry::kNeedsKeys) &&
                              !(q.requires_grad() || k.requires_grad() || v.requires_grad()) &&
                              !(is_training() && options_.attention_dropout > 0) && q.scalar_type() == torch::kFloat &&
                              k.scalar_type() == torch::kFloat && q.device().is_cpu() && k.device().is_cpu() &&
                              !(growing && call.key_padding_mask.defined());
   if (decoding_step) {
+    const int64_t tk = growing ? call.state->length(k_name) : k.size(2);
+    torch::Tensor bias;
+    if (uses & AttentionEntry::kBias) {
+      bias = chain_->bias(entry_inputs(q, {}, tk, query_offset(tk), call.key_padding_mask));
+      if (bias.defined()) bias = bias.select(2, 0);  // [R or 1, H or 1, Tk]
+    }
     torch::Tensor context;
     if (growing) {
       const auto keys = call.state->history(k_name), values = call.state->history(v_name);
       context = decoding_attention(q.select(1, 0), keys.positions, values.positions, {}, options_.num_heads, scaling_,
-                                   keys.rows_at);
+                                   keys.rows_at, bias);
     } else {
-      context = decoding_attention(q.select(1, 0), k, v, call.key_padding_mask, options_.num_heads, scaling_);
+      context = decoding_attention(q.select(1, 0), k, v, call.key_padding_mask, options_.num_heads, scaling_, {}, bias);
     }
     return out_proj(context.view({batch, 1, d}));
   }
@@ -132,21 +161,32 @@ torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const 
   torch::Tensor key_padding_mask = call.key_padding_mask;
   // Keys/values with one row per sentence for `groups` consecutive query rows (the
   // beams of a sentence in incremental decoding): a full-scope attention stacks the
-  // beams' queries so each sentence runs one product; other scopes see copies.
+  // beams' queries so each sentence runs one product; other chains see copies.
   if (batch % k.size(0) != 0)
     throw Error("attention: " + std::to_string(batch) + " query rows for " + std::to_string(k.size(0)) + " key rows");
   int64_t groups = batch / k.size(0);
-  const AttentionScope& active_scope = *scope_;
-  if (groups > 1 && (call.causal || typeid(active_scope) != typeid(FullScope))) {
+  if (groups > 1 && (call.causal || !chain_->empty())) {
     k = k.repeat_interleave(groups, 0), v = v.repeat_interleave(groups, 0);
     if (key_padding_mask.defined()) key_padding_mask = key_padding_mask.repeat_interleave(groups, 0);
     groups = 1;
   }
   if (groups > 1) q = stack_groups(q, groups);
 
-  ScopeContext context{self_attention ? tk - tq : 0, call.causal, self_attention};
+  AttentionInputs inputs;
+  torch::Tensor bias;
+  if (!chain_->empty()) {
+    inputs = entry_inputs(
+        q_projected,
+        (uses & AttentionEntry::kNeedsKeys) ? k.transpose(1, 2).reshape({k.size(0), tk, d}) : torch::Tensor(), tk,
+        query_offset(tk), key_padding_mask);
+    if (uses & AttentionEntry::kBias) bias = chain_->bias(inputs);
+  }
   const double dropout = is_training() ? options_.attention_dropout : 0.0;
-  torch::Tensor heads = scope_->attend({q, k, v, key_padding_mask, dropout}, context);
+  torch::Tensor heads;
+  if (AttentionEntry* computing = chain_->computing_entry()) {
+    const ScopeContext context{self_attention ? tk - tq : 0, call.causal, self_attention};
+    heads = computing->attend({q, k, v, key_padding_mask, dropout}, context, bias);
+  }
   if (!heads.defined()) {
     torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1));  // [B, H, Tq, Tk]
     const double neg_inf = -std::numeric_limits<double>::infinity();
@@ -156,14 +196,18 @@ torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const 
       auto future = torch::ones({tq, tk}, torch::dtype(torch::kBool).device(scores.device())).triu_(tk - tq + 1);
       scores.masked_fill_(future, neg_inf);
     }
-    scores = scope_->shape_scores(scores, context);
+    if (bias.defined()) scores = scores + bias.to(scores.scalar_type());
 
     torch::Tensor probs = scores.scalar_type() == torch::kFloat
                               ? torch::softmax(scores, -1)
                               : torch::softmax(scores, -1, torch::kFloat).to(scores.scalar_type());
-    probs = scope_->shape_probs(probs, context);
+    if (uses & AttentionEntry::kProbabilities) probs = chain_->probabilities(probs, inputs);
     if (dropout > 0) probs = torch::dropout(probs, dropout, true);
     heads = torch::matmul(probs, v);  // [B, H, Tq, d]
+    if (uses & AttentionEntry::kValues) {
+      torch::Tensor term = chain_->values(probs, inputs);
+      if (term.defined()) heads = heads + term;
+    }
   }
   if (groups > 1) heads = unstack_groups(heads, groups, tq);
 

@@ -3,15 +3,18 @@
 // [3D, D] weight: self-attention runs one fused GEMM, cross-attention one for Q and one
 // fused for K/V, and crossed co-attention (q, k, v from different branches) three; the
 // parameter count is that of four D x D projections (+ biases if enabled) either way.
+// What varies between attention variants is its chain of entries (attention_chain.h),
+// installed per site by the model's builder; an empty chain is full-scope attention.
 #pragma once
+
+#include <torch/torch.h>
 
 #include <cstdint>
 #include <memory>
 #include <string>
 
-#include <torch/torch.h>
-
-#include "toolkit/nn/attention_scope.h"
+#include "toolkit/nn/attention_chain.h"
+#include "toolkit/nn/attention_site.h"
 #include "toolkit/nn/dense.h"
 #include "toolkit/nn/incremental_state.h"
 
@@ -28,10 +31,14 @@ struct AttentionCall {
   torch::Tensor key_padding_mask;  // [B, Tk] bool, true at padding; undefined: none
   bool causal = false;             // query i sees keys <= its absolute position
   IncrementalState* state = nullptr;
-  std::string cache_key;           // prefix of this module's entries in state
+  std::string cache_key;  // prefix of this module's entries in state
   // Keys/values do not change between steps (encoder output): projected once, then read
   // from the state; `key`/`value` may be undefined once cached.
   bool static_kv = false;
+  // Absolute position of the first query, for attention entries that use positions:
+  // -1 lets self-attention derive it (keys 0 .. Tk-1 end at the last query); a
+  // cross-attention's caller passes the decoder position (-1 there means 0).
+  int64_t query_offset = -1;
 };
 
 class MultiheadAttentionImpl : public torch::nn::Module {
@@ -44,8 +51,14 @@ class MultiheadAttentionImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& query, const torch::Tensor& key, const torch::Tensor& value,
                         const AttentionCall& call = {});
 
-  void set_scope(std::shared_ptr<AttentionScope> scope);
-  AttentionScope& scope() { return *scope_; }
+  // Appends an entry to this attention's chain (see AttentionChainImpl::add).
+  void add_entry(const std::string& name, std::shared_ptr<AttentionEntry> entry) {
+    chain_->add(name, std::move(entry));
+  }
+  const AttentionChainImpl& chain() const { return *chain_; }
+  // Where this attention sits; its entries see it in AttentionInputs.
+  void set_site(const AttentionSite& site) { site_ = site; }
+  const AttentionSite& site() const { return site_; }
   const MultiheadAttentionOptions& options() const { return options_; }
 
   torch::Tensor in_proj_weight;  // [3D, D]: rows q | k | v
@@ -55,11 +68,16 @@ class MultiheadAttentionImpl : public torch::nn::Module {
  private:
   torch::Tensor project(const torch::Tensor& x, int64_t first, int64_t count) const;
   torch::Tensor split_heads(const torch::Tensor& x) const;  // [B, T, D] -> [B, H, T, d]
+  // What the chain's entries see of a call: q [B, Tq, D] and k [Bk, Tk, D] as projected
+  // (k undefined when the keys are cached).
+  AttentionInputs entry_inputs(const torch::Tensor& q, const torch::Tensor& k, int64_t tk, int64_t query_offset,
+                               const torch::Tensor& key_padding_mask) const;
 
   MultiheadAttentionOptions options_;
   int64_t head_dim_;
   double scaling_;
-  std::shared_ptr<AttentionScope> scope_;
+  AttentionChain chain_{nullptr};
+  AttentionSite site_;
 };
 TORCH_MODULE(MultiheadAttention);
 

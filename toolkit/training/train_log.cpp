@@ -42,15 +42,17 @@ void TrainLog::update(int64_t epoch, int64_t num_updates, const UpdateResult& r)
   interval_.nsentences += r.stats.nsentences;
   interval_.sample_size += r.stats.sample_size;
   ++interval_updates_;
-  if (r.skipped) ++interval_skipped_;
-  else gnorm_sum_ += r.gnorm;
+  if (r.skipped)
+    ++interval_skipped_;
+  else
+    gnorm_sum_ += r.gnorm;
   lr_ = r.lr;
   loss_scale_ = r.loss_scale;
   if (tty_) {
     const double elapsed = seconds_since(interval_start_);
-    std::string tail = "epoch " + std::to_string(epoch) + " | loss " + fmt("%.3f", interval_.loss_bits()) +
-                       " | nll " + fmt("%.3f", interval_.nll_bits()) + " | ppl " + fmt("%.2f", interval_.ppl()) +
-                       " | lr " + fmt("%.3g", lr_) + " | gnorm " +
+    std::string tail = "epoch " + std::to_string(epoch) + " | loss " + fmt("%.3f", interval_.loss_bits()) + " | nll " +
+                       fmt("%.3f", interval_.nll_bits()) + " | ppl " + fmt("%.2f", interval_.ppl()) + " | lr " +
+                       fmt("%.3g", lr_) + " | gnorm " +
                        fmt("%.3f", gnorm_sum_ / std::max<int64_t>(1, interval_updates_ - interval_skipped_)) +
                        " | wps " + fmt("%.0f", interval_.ntokens / std::max(elapsed, 1e-9)) + " | ups " +
                        fmt("%.2f", interval_updates_ / std::max(elapsed, 1e-9));
@@ -74,22 +76,22 @@ void TrainLog::flush_interval(int64_t epoch, int64_t num_updates) {
   if (!tty_)
     info("epoch " + std::to_string(epoch) + " | update " + std::to_string(num_updates) + " | loss " +
          fmt("%.3f", interval_.loss_bits()) + " | nll " + fmt("%.3f", interval_.nll_bits()) + " | ppl " +
-         fmt("%.2f", interval_.ppl()) + " | lr " + fmt("%.4g", lr_) + " | gnorm " + fmt("%.3f", gnorm) +
-         " | wps " + fmt("%.0f", wps) + " | ups " + fmt("%.2f", ups) +
+         fmt("%.2f", interval_.ppl()) + " | lr " + fmt("%.4g", lr_) + " | gnorm " + fmt("%.3f", gnorm) + " | wps " +
+         fmt("%.0f", wps) + " | ups " + fmt("%.2f", ups) +
          (loss_scale_ > 0 ? " | loss_scale " + fmt("%.4g", loss_scale_) : std::string()) + eta);
   if (json_) {
     std::map<std::string, JsonLinesWriter::Value> record{{"kind", std::string("train")},
-                  {"epoch", static_cast<long long>(epoch)},
-                  {"update", static_cast<long long>(num_updates)},
-                  {"loss", interval_.loss_bits()},
-                  {"nll_loss", interval_.nll_bits()},
-                  {"ppl", interval_.ppl()},
-                  {"lr", lr_},
-                  {"gnorm", gnorm},
-                  {"wps", wps},
-                  {"ups", ups},
-                  {"skipped", static_cast<long long>(interval_skipped_)},
-                  {"wall", seconds_since(run_start_)}};
+                                                         {"epoch", static_cast<long long>(epoch)},
+                                                         {"update", static_cast<long long>(num_updates)},
+                                                         {"loss", interval_.loss_bits()},
+                                                         {"nll_loss", interval_.nll_bits()},
+                                                         {"ppl", interval_.ppl()},
+                                                         {"lr", lr_},
+                                                         {"gnorm", gnorm},
+                                                         {"wps", wps},
+                                                         {"ups", ups},
+                                                         {"skipped", static_cast<long long>(interval_skipped_)},
+                                                         {"wall", seconds_since(run_start_)}};
     if (loss_scale_ > 0) record["loss_scale"] = loss_scale_;
     json_->write(record);
   }
@@ -101,11 +103,12 @@ void TrainLog::flush_interval(int64_t epoch, int64_t num_updates) {
 
 void TrainLog::validation(int64_t epoch, int64_t num_updates, const std::string& subset, const StepStats& s,
                           double best_metric, const std::string& metric_name, double metric,
-                          std::optional<double> bleu) {
+                          const std::vector<std::pair<std::string, double>>& metrics) {
+  std::string reported;
+  for (const auto& [name, value] : metrics) reported += " | " + name + " " + fmt("%.2f", value);
   info("epoch " + std::to_string(epoch) + " | valid on '" + subset + "' | update " + std::to_string(num_updates) +
        " | loss " + fmt("%.3f", s.loss_bits()) + " | nll " + fmt("%.3f", s.nll_bits()) + " | ppl " +
-       fmt("%.2f", s.ppl()) + (bleu ? " | bleu " + fmt("%.2f", *bleu) : std::string()) + " | best_" + metric_name +
-       " " + fmt("%.3f", best_metric));
+       fmt("%.2f", s.ppl()) + reported + " | best_" + metric_name + " " + fmt("%.3f", best_metric));
   if (json_) {
     std::map<std::string, JsonLinesWriter::Value> record{{"kind", std::string("valid")},
                                                          {"epoch", static_cast<long long>(epoch)},
@@ -116,7 +119,7 @@ void TrainLog::validation(int64_t epoch, int64_t num_updates, const std::string&
                                                          {metric_name, metric},
                                                          {"best_" + metric_name, best_metric},
                                                          {"wall", seconds_since(run_start_)}};
-    if (bleu) record["bleu"] = *bleu;
+    for (const auto& [name, value] : metrics) record[name] = value;
     json_->write(record);
   }
 }

@@ -9,6 +9,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "toolkit/core/progress.h"
 #include "toolkit/training/trainer.h"
@@ -23,9 +25,10 @@ class TrainLog {
   // A free-form line (start-up facts, warnings), never lost in the progress line.
   void info(const std::string& line);
   void update(int64_t epoch, int64_t num_updates, const UpdateResult& result);
+  // `metrics`: the task's metrics beyond the loss (bleu, accuracy), in report order.
   void validation(int64_t epoch, int64_t num_updates, const std::string& subset, const StepStats& stats,
                   double best_metric, const std::string& metric_name, double metric,
-                  std::optional<double> bleu = std::nullopt);
+                  const std::vector<std::pair<std::string, double>>& metrics = {});
   void end_epoch(int64_t epoch);
   // Data-parallel workers other than rank 0 print no info lines (their errors still do).
   void set_quiet(bool quiet) { quiet_ = quiet; }

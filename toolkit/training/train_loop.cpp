@@ -4,17 +4,12 @@
 #include <csignal>
 #include <filesystem>
 #include <optional>
-#include <regex>
 
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
 #include "toolkit/data/epoch_iterator.h"
-#include "toolkit/data/language_pair_dataset.h"
-#include "toolkit/models/model_registry.h"
 #include "toolkit/nn/parameter_count.h"
-#include "toolkit/text/dictionary.h"
 #include "toolkit/training/c10d_gradient_sync.h"
-#include "toolkit/training/checkpoint.h"
 #include "toolkit/training/checkpoint_manager.h"
 #include "toolkit/training/distributed_setup.h"
 #include "toolkit/training/optimizer.h"
@@ -22,7 +17,7 @@
 #include "toolkit/training/stop_signal.h"
 #include "toolkit/training/train_log.h"
 #include "toolkit/training/trainer.h"
-#include "toolkit/training/validation_hooks.h"
+#include "toolkit/training/trainer_parts.h"
 
 namespace fs = std::filesystem;
 
@@ -32,74 +27,38 @@ namespace {
 
 constexpr int64_t kMaxNonFiniteInARow = 10;
 
-// Source and target suffixes from the recipe, or from the one SUBSET.X-Y.X.idx file pair
-// in the data directory.
-std::pair<std::string, std::string> languages(const core::Config& cfg, const std::string& data_dir) {
-  std::string src = cfg.get<std::string>("task.source_lang"), tgt = cfg.get<std::string>("task.target_lang");
-  if (!src.empty() && !tgt.empty()) return {src, tgt};
-  if (!fs::is_directory(data_dir)) throw Error(data_dir + ": no such data directory");
-  const std::string subset = cfg.get<std::string>("task.train_subset");
-  const std::regex pattern(subset + R"(\.([^.\-]+)-([^.\-]+)\.([^.]+)\.idx)");
-  std::vector<std::pair<std::string, std::string>> found;
-  for (const auto& entry : fs::directory_iterator(data_dir)) {
-    std::smatch m;
-    const std::string name = entry.path().filename().string();
-    if (std::regex_match(name, m, pattern) && m[1] == m[3]) found.emplace_back(m[1], m[2]);
-  }
-  if (found.size() != 1)
-    throw Error(data_dir + ": cannot infer the language pair (" + std::to_string(found.size()) + " candidates for " +
-                subset + ".SRC-TGT.SRC.idx); set task.source_lang and task.target_lang");
-  return found[0];
-}
-
-std::string read_if_exists(const std::string& path) { return fs::exists(path) ? read_file(path) : std::string(); }
-
 struct ValidationResult {
   StepStats stats;
-  std::optional<double> bleu;  // with task.eval_bleu
-  double metric = 0;
+  std::vector<std::pair<std::string, double>> metrics;  // the task's, beyond the loss
+  double metric = 0;                                    // checkpoint.best_checkpoint_metric's value
 };
+
+// The best-checkpoint metric and its direction: loss, nll_loss or one the task reports.
+MetricSpec best_metric_spec(const core::Config& cfg, const Task& task) {
+  const std::string name = cfg.get<std::string>("checkpoint.best_checkpoint_metric");
+  std::vector<MetricSpec> known = {{"loss", false}, {"nll_loss", false}};
+  for (const auto& m : task.metrics()) known.push_back(m);
+  for (const auto& m : known)
+    if (m.name == name)
+      return {name, m.higher_is_better || cfg.get<bool>("checkpoint.maximize_best_checkpoint_metric")};
+  std::string names;
+  for (const auto& m : known) names += (names.empty() ? "" : ", ") + m.name;
+  throw Error::for_key("checkpoint.best_checkpoint_metric",
+                       "'" + name + "' is not a metric this run validates with (task " + task.name() + ": " + names +
+                           (name == "bleu" ? "; 'bleu' needs task.eval_bleu: true" : "") + ")");
+}
 
 }  // namespace
 
-int run_training(const core::Config& recipe) {
-  core::Config cfg = recipe;
-  models::apply_arch_preset(cfg);
-
-  // ---- data
-  const std::string data_dir = cfg.get<std::string>("task.data");
-  const auto [src_lang, tgt_lang] = languages(cfg, data_dir);
-  CheckpointMeta meta;
-  meta.src_lang = src_lang;
-  meta.tgt_lang = tgt_lang;
-  const std::string src_dict_path = data_dir + "/dict." + src_lang + ".txt";
-  const std::string tgt_dict_path = data_dir + "/dict." + tgt_lang + ".txt";
-  meta.src_dict = read_file(src_dict_path);
-  meta.tgt_dict = read_file(tgt_dict_path);
-  meta.spm_model = read_if_exists(data_dir + "/spm.model");
-  const auto src_dict = text::Dictionary::parse(meta.src_dict, src_dict_path);
-  const auto tgt_dict = text::Dictionary::parse(meta.tgt_dict, tgt_dict_path);
-  if (src_dict.pad() != tgt_dict.pad() || src_dict.eos() != tgt_dict.eos())
-    throw Error("source and target dictionaries disagree on <pad>/</s>");
-  const int64_t pad = tgt_dict.pad(), eos = tgt_dict.eos();
-
-  data::LanguagePairDataset train_data(data_dir, cfg.get<std::string>("task.train_subset"), src_lang, tgt_lang, pad,
-                                       eos);
-  const std::string valid_subset = cfg.get<std::string>("task.valid_subset");
-  std::unique_ptr<data::LanguagePairDataset> valid_data;
-  const bool validation_wanted = !cfg.get<bool>("dataset.disable_validation");
-  if (validation_wanted &&
-      fs::exists(data_dir + "/" + valid_subset + "." + src_lang + "-" + tgt_lang + "." + src_lang + ".idx"))
-    valid_data = std::make_unique<data::LanguagePairDataset>(data_dir, valid_subset, src_lang, tgt_lang, pad, eos);
-
-  const bool eval_bleu = cfg.get<bool>("task.eval_bleu");
-  const std::string best_metric_name = cfg.get<std::string>("checkpoint.best_checkpoint_metric");
-  if (eval_bleu && !bleu_evaluator_factory())
-    throw Error::for_key("task.eval_bleu",
-                         "BLEU validation needs the sequence generator, which this program does not register");
-  if (best_metric_name == "bleu" && !eval_bleu)
-    throw Error::for_key("checkpoint.best_checkpoint_metric", "'bleu' needs task.eval_bleu: true");
-  const bool maximize = best_metric_name == "bleu" || cfg.get<bool>("checkpoint.maximize_best_checkpoint_metric");
+int run_training(const core::Config& cfg, Task& task) {
+  checkpoint::CheckpointMeta meta = task.checkpoint_meta();
+  meta.task = task.name();
+  meta.recipe_yaml = cfg.to_yaml();
+  const TaskDataset& train_data = task.train_data();
+  const TaskDataset* valid_data = cfg.get<bool>("dataset.disable_validation") ? nullptr : task.valid_data();
+  const MetricSpec best = best_metric_spec(cfg, task);
+  const std::string& best_metric_name = best.name;
+  const bool maximize = best.higher_is_better;
 
   // ---- save dir and log
   CheckpointPolicy policy;
@@ -111,21 +70,20 @@ int run_training(const core::Config& recipe) {
   policy.no_epoch_checkpoints = cfg.get<bool>("checkpoint.no_epoch_checkpoints");
   const bool no_save = cfg.get<bool>("checkpoint.no_save");
   fs::create_directories(policy.save_dir);
-  meta.recipe_yaml = cfg.to_yaml();
 
   // Opened (and verified) before anything is logged, so a bad checkpoint is the only
   // line a failing start prints.
-  std::unique_ptr<CheckpointReader> resume;
+  std::unique_ptr<checkpoint::CheckpointReader> resume;
   std::string restore = cfg.get<std::string>("checkpoint.restore_file");
   if (fs::path(restore).is_relative() && !fs::exists(restore)) restore = policy.save_dir + "/" + restore;
   if (fs::exists(restore)) {
-    resume = std::make_unique<CheckpointReader>(restore);
+    resume = std::make_unique<checkpoint::CheckpointReader>(restore);
   } else if (cfg.is_set("checkpoint.restore_file")) {
     throw Error::for_key("checkpoint.restore_file", restore + ": no such checkpoint");
   }
-  // A model or data change is refused here, before anything is logged.
+  // A task, model or data change is refused here, before anything is logged.
   const std::string recipe_changes_since_checkpoint =
-      resume ? check_resume_compatible(cfg, meta, resume->meta(), resume->path(), data_dir) : std::string();
+      resume ? check_resume_compatible(cfg, task, resume->meta(), resume->path()) : std::string();
 
   const int64_t max_update = cfg.get<int64_t>("optimization.max_update");
   const int64_t max_epoch = cfg.get<int64_t>("optimization.max_epoch");
@@ -138,40 +96,24 @@ int run_training(const core::Config& recipe) {
   // ---- model and trainer (the seed fixes initial weights and then dropout)
   const int64_t seed = cfg.get<int64_t>("common.seed");
   torch::manual_seed(static_cast<uint64_t>(seed));
-  models::ModelContext context;
-  context.src_vocab_size = src_dict.size();
-  context.tgt_vocab_size = tgt_dict.size();
-  context.pad_index = pad;
-  context.joined_dictionary = src_dict == tgt_dict;
-  TrainerParts parts;
-  parts.model = models::build_model(cfg, context);
-  parts.precision = make_precision_policy(cfg, distributed.world_size);  // scale window per world size
-  parts.precision->prepare_model(*parts.model);
-  parts.optimizer = build_optimizer(parts.precision->optimizer_params(unique_parameters(*parts.model)), cfg);
-  parts.lr_scheduler = build_lr_scheduler(cfg);
-  parts.criterion = build_criterion(cfg, pad);
-  if (distributed.distributed())
-    parts.sync = std::make_unique<C10dGradientSync>(distributed, parts.model->parameters().front().device());
-  else
-    parts.sync = std::make_unique<LocalGradientSync>();
-  parts.clip_norm = cfg.get<double>("optimization.clip_norm");
-  Trainer trainer(std::move(parts));
+  Trainer trainer(assemble_trainer_parts(
+      cfg, task, make_precision_policy(cfg, distributed.world_size),  // scale window per world size
+      [&](const torch::Device& device) -> std::unique_ptr<GradientSync> {
+        if (distributed.distributed()) return std::make_unique<C10dGradientSync>(distributed, device);
+        return std::make_unique<LocalGradientSync>();
+      }));
   const bool master = trainer.sync().is_master();
-  std::unique_ptr<BleuEvaluator> bleu;
-  if (eval_bleu && valid_data)
-    bleu = bleu_evaluator_factory()(BleuContext{cfg, *valid_data, src_dict, tgt_dict, meta.spm_model,
-                                                [&log, master](const std::string& line) {
-                                                  if (master) log.info(line);
-                                                }});
+  std::unique_ptr<Validator> validator;
+  if (valid_data && !task.metrics().empty())
+    validator = task.validator([&log, master](const std::string& line) {
+      if (master) log.info(line);
+    });
 
-  log.info("data " + data_dir + " (" + src_lang + " -> " + tgt_lang + "): " + std::to_string(train_data.size()) +
-           " training pairs, " + (valid_data ? std::to_string(valid_data->size()) : std::string("no")) +
-           " validation pairs; dictionaries " + std::to_string(src_dict.size()) + " / " +
-           std::to_string(tgt_dict.size()) + (context.joined_dictionary ? " (joined)" : ""));
+  log.info(task.describe());
   log.info("model " + cfg.get<std::string>("model.arch") + ": " +
            std::to_string(nn::count_parameters(trainer.model())) + " parameters");
-  const std::string slow_precision = precision_speed_warning(cfg.get<std::string>("common.precision"),
-                                                             trainer.model().parameters().front().device());
+  const std::string slow_precision =
+      precision_speed_warning(cfg.get<std::string>("common.precision"), trainer.model().parameters().front().device());
   if (!slow_precision.empty() && master) log.info(slow_precision);
   if (distributed.distributed())
     log.info("distributed: " + std::to_string(distributed.world_size) + " workers (" + distributed.source +
@@ -179,7 +121,7 @@ int run_training(const core::Config& recipe) {
              std::to_string(torch::get_num_threads()) + " threads per worker");
 
   // ---- resume
-  TrainingProgress progress;
+  checkpoint::TrainingProgress progress;
   if (resume) {
     trainer.load_state(*resume);
     progress = resume->progress();
@@ -193,7 +135,8 @@ int run_training(const core::Config& recipe) {
   data::BatchingOptions batching{cfg.get<int64_t>("dataset.max_tokens"), cfg.get<int64_t>("dataset.max_sentences"),
                                  cfg.get<int64_t>("dataset.required_batch_size_multiple")};
   const int rank = trainer.sync().rank(), world = trainer.sync().world_size();
-  data::EpochIterator epochs(train_data.src_sizes(), train_data.tgt_sizes(), batching, static_cast<uint64_t>(seed),
+  data::EpochIterator epochs(train_data.source_sizes(), train_data.target_sizes(), batching,
+                             static_cast<uint64_t>(seed),
                              /*shuffle=*/true, rank, world, {progress.epoch, progress.next_batch});
   log.info("batching: max_tokens " + std::to_string(batching.max_tokens) + ", " +
            std::to_string(epochs.batches_in_epoch()) + " batches per epoch, update_freq " +
@@ -204,14 +147,14 @@ int run_training(const core::Config& recipe) {
     data::BatchingOptions vb = batching;
     if (cfg.get<int64_t>("dataset.max_tokens_valid") > 0) vb.max_tokens = cfg.get<int64_t>("dataset.max_tokens_valid");
     valid_batches = data::shard_batches(
-        data::batch_by_size(data::ordered_indices(valid_data->src_sizes(), valid_data->tgt_sizes(), 0),
-                            valid_data->src_sizes(), valid_data->tgt_sizes(), vb),
+        data::batch_by_size(data::ordered_indices(valid_data->source_sizes(), valid_data->target_sizes(), 0),
+                            valid_data->source_sizes(), valid_data->target_sizes(), vb),
         rank, world);
   }
 
   auto validate = [&]() {
     ValidationResult v;
-    for (const auto& batch : valid_batches) v.stats.add(trainer.valid_step(to_tensors(valid_data->collate(batch))));
+    for (const auto& batch : valid_batches) v.stats.add(trainer.valid_step(valid_data->collate(batch)));
     std::vector<double> sums{v.stats.loss_sum, v.stats.nll_sum, static_cast<double>(v.stats.ntokens),
                              static_cast<double>(v.stats.nsentences), static_cast<double>(v.stats.sample_size)};
     trainer.sync().all_reduce_sums(sums);
@@ -220,17 +163,15 @@ int run_training(const core::Config& recipe) {
     v.stats.ntokens = static_cast<int64_t>(sums[2]);
     v.stats.nsentences = static_cast<int64_t>(sums[3]);
     v.stats.sample_size = static_cast<int64_t>(sums[4]);
-    if (bleu) {
-      // Each rank translated its shard; the corpus statistics are the sums.
-      std::vector<double> statistics = bleu->statistics(trainer.model(), valid_batches);
+    if (validator) {
+      // Each rank scored its shard; the corpus statistics are the sums.
+      std::vector<double> statistics = validator->statistics(trainer.model(), valid_batches);
       trainer.sync().all_reduce_sums(statistics);
-      v.bleu = bleu->score(statistics);
+      v.metrics = validator->values(statistics);
     }
-    if (best_metric_name == "bleu") {
-      v.metric = *v.bleu;
-    } else {
-      v.metric = best_metric_name == "nll_loss" ? v.stats.nll_bits() : v.stats.loss_bits();
-    }
+    v.metric = best_metric_name == "nll_loss" ? v.stats.nll_bits() : v.stats.loss_bits();
+    for (const auto& [name, value] : v.metrics)
+      if (name == best_metric_name) v.metric = value;
     return v;
   };
 
@@ -249,19 +190,19 @@ int run_training(const core::Config& recipe) {
       ++progress.bad_validations;
     }
     if (master)
-      log.validation(epochs.epoch(), trainer.num_updates(), valid_subset, v.stats, progress.best_metric,
-                     best_metric_name, v.metric, v.bleu);
+      log.validation(epochs.epoch(), trainer.num_updates(), task.valid_subset(), v.stats, progress.best_metric,
+                     best_metric_name, v.metric, v.metrics);
     return improved;
   };
 
   auto save = [&](bool end_of_epoch, bool improved) {
     if (no_save || !master) return;
-    TrainingProgress snapshot = progress;
+    checkpoint::TrainingProgress snapshot = progress;
     snapshot.num_updates = trainer.num_updates();
     snapshot.epoch = end_of_epoch ? epochs.epoch() + 1 : epochs.epoch();
     snapshot.next_batch = end_of_epoch ? 0 : epochs.position().next_batch;
     const auto names = checkpoint_names(policy, epochs.epoch(), trainer.num_updates(), end_of_epoch, improved);
-    CheckpointWriter writer;
+    checkpoint::CheckpointWriter writer;
     writer.set_meta(meta);
     writer.set_progress(snapshot);
     trainer.save_state(writer);
@@ -304,7 +245,7 @@ int run_training(const core::Config& recipe) {
 
     std::vector<TensorBatch> group;
     while (static_cast<int64_t>(group.size()) < update_freq && !epochs.end_of_epoch())
-      group.push_back(to_tensors(train_data.collate(epochs.next())));
+      group.push_back(train_data.collate(epochs.next()));
     const auto result = trainer.train_step(group);
     if (result.skipped && result.stats.sample_size > 0 && trainer.precision().scales_loss()) {
       // Expected while the loss scale settles; the scaler stops at its minimum.

@@ -1,15 +1,17 @@
-// The whole of csan-train after option parsing: loads data and dictionaries, builds
+// The whole of csan-train after option parsing and opening the task: builds
 // model/criterion/optimizer/schedule from the resolved recipe, resumes from
 // checkpoint_last.pt if present, and runs epochs of updates with validation, early
 // stopping and checkpoints until max_epoch / max_update / patience / a stop signal.
+// Task-agnostic: the task supplies data, batches, criterion and metrics.
 #pragma once
 
 #include "toolkit/core/config.h"
+#include "toolkit/training/task.h"
 
 namespace csan::training {
 
 // Exit status: 0 when training ended normally; 128 + signal after SIGINT/SIGTERM
 // (a checkpoint was saved first, so rerunning the same command resumes).
-int run_training(const core::Config& cfg);
+int run_training(const core::Config& cfg, Task& task);
 
 }  // namespace csan::training

@@ -113,14 +113,14 @@ StepStats Trainer::valid_step(const TensorBatch& batch) {
   return stats;
 }
 
-void Trainer::save_state(CheckpointWriter& writer) const {
+void Trainer::save_state(checkpoint::CheckpointWriter& writer) const {
   writer.set_model(*parts_.model);
   writer.set_optimizer(*parts_.optimizer);
   parts_.precision->save(writer.section("precision"));
   writer.capture_rng_state();
 }
 
-void Trainer::load_state(CheckpointReader& reader) {
+void Trainer::load_state(checkpoint::CheckpointReader& reader) {
   reader.load_model(*parts_.model);
   reader.load_optimizer(*parts_.optimizer);
   if (reader.has_section("precision")) {

@@ -6,14 +6,14 @@
 // The epoch loop, validation scheduling and checkpoint policy live in train_loop.
 #pragma once
 
+#include <torch/torch.h>
+
 #include <cstdint>
 #include <memory>
 #include <vector>
 
-#include <torch/torch.h>
-
-#include "toolkit/models/encoder_decoder_model.h"
-#include "toolkit/training/checkpoint.h"
+#include "toolkit/checkpoint/checkpoint.h"
+#include "toolkit/models/model.h"
 #include "toolkit/training/criterion.h"
 #include "toolkit/training/gradient_sync.h"
 #include "toolkit/training/lr_scheduler.h"
@@ -41,11 +41,11 @@ struct UpdateResult {
   double gnorm = 0;
   double lr = 0;
   double loss_scale = 0;  // after this update (fp16/amp); 0 without loss scaling
-  int stop_signal = 0;  // SIGINT/SIGTERM received by any rank before this update's all-reduce
+  int stop_signal = 0;    // SIGINT/SIGTERM received by any rank before this update's all-reduce
 };
 
 struct TrainerParts {
-  std::shared_ptr<models::EncoderDecoderModel> model;
+  std::shared_ptr<models::Model> model;
   std::unique_ptr<Criterion> criterion;
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::unique_ptr<LrScheduler> lr_scheduler;
@@ -66,15 +66,16 @@ class Trainer {
 
   int64_t num_updates() const { return num_updates_; }
   double current_lr() const { return parts_.lr_scheduler->lr_at(num_updates_); }
-  models::EncoderDecoderModel& model() { return *parts_.model; }
+  models::Model& model() { return *parts_.model; }
+  const std::shared_ptr<models::Model>& shared_model() const { return parts_.model; }
   GradientSync& sync() { return *parts_.sync; }
   PrecisionPolicy& precision() { return *parts_.precision; }
   const std::vector<torch::Tensor>& params() const { return params_; }
 
   // Model, optimizer, precision and RNG state into/out of a checkpoint; the update
   // count travels in TrainingProgress.
-  void save_state(CheckpointWriter& writer) const;
-  void load_state(CheckpointReader& reader);
+  void save_state(checkpoint::CheckpointWriter& writer) const;
+  void load_state(checkpoint::CheckpointReader& reader);
   void set_num_updates(int64_t n) { num_updates_ = n; }
 
  private:

@@ -1,23 +1,17 @@
 #include "toolkit/training/training_options.h"
 
-#include "toolkit/models/model_registry.h"
 #include "toolkit/training/criterion.h"
 #include "toolkit/training/distributed_setup.h"
 #include "toolkit/training/lr_scheduler.h"
 #include "toolkit/training/optimizer.h"
 #include "toolkit/training/precision.h"
-#include "toolkit/training/validation_hooks.h"
 
 namespace csan::training {
 
 void declare_training_options(core::ConfigSchema& s) {
   s.add_string("task.data", std::nullopt, "directory written by csan-preprocess");
-  s.add_string("task.source_lang", "", "source language suffix (empty: inferred from the data directory)");
-  s.add_string("task.target_lang", "", "target language suffix (empty: inferred from the data directory)");
   s.add_string("task.train_subset", "train", "training split name");
   s.add_string("task.valid_subset", "valid", "validation split name");
-  s.add_bool("task.eval_bleu", false, "also validate with BLEU (settings: task.eval_bleu_*)");
-  declare_bleu_validation_options(s);
 
   s.add_int("dataset.max_tokens", 4096, "max padded tokens per batch (0: no limit)", 0);
   s.add_int("dataset.max_sentences", 0, "max sentences per batch (0: no limit)", 0);
@@ -43,9 +37,11 @@ void declare_training_options(core::ConfigSchema& s) {
   s.add_int("checkpoint.keep_last_epochs", -1, "keep only the last N epoch checkpoints (-1: all)", -1);
   s.add_bool("checkpoint.no_epoch_checkpoints", false, "do not write checkpointN.pt");
   s.add_bool("checkpoint.no_save", false, "write no checkpoints at all");
-  s.add_string("checkpoint.best_checkpoint_metric", "loss", "metric that selects checkpoint_best.pt",
-               {"loss", "nll_loss", "bleu"});
-  s.add_bool("checkpoint.maximize_best_checkpoint_metric", false, "higher is better (implied for bleu)");
+  s.add_string("checkpoint.best_checkpoint_metric", "loss",
+               "validation metric that selects checkpoint_best.pt and drives patience: loss, nll_loss, or one "
+               "the task reports (bleu with task.eval_bleu)");
+  s.add_bool("checkpoint.maximize_best_checkpoint_metric", false,
+             "higher is better (implied for metrics such as bleu and accuracy)");
 
   s.add_int("common.seed", 1, "random seed (weights, dropout, batch order)", 0);
   s.add_int("common.log_interval", 100, "updates between plain log lines", 1);
@@ -55,13 +51,6 @@ void declare_training_options(core::ConfigSchema& s) {
   declare_optimizer_options(s);
   declare_lr_scheduler_options(s);
   declare_distributed_options(s);
-}
-
-core::ConfigSchema train_schema() {
-  core::ConfigSchema schema;
-  models::declare_model_options(schema);
-  declare_training_options(schema);
-  return schema;
 }
 
 }  // namespace csan::training

@@ -1,6 +1,7 @@
 // Every key the trainer reads, declared in one place (with the criterion, optimizer
-// and LR-schedule keys their components declare). Sections: task, dataset,
-// optimization, checkpoint, common, criterion, optimizer, lr_scheduler.
+// and LR-schedule keys their components declare). Sections: task (the keys every task
+// has), dataset, optimization, checkpoint, common, criterion, optimizer, lr_scheduler.
+// The whole recipe schema (models, tasks, these) is tasks::recipe_schema().
 #pragma once
 
 #include "toolkit/core/config.h"
@@ -8,8 +9,5 @@
 namespace csan::training {
 
 void declare_training_options(core::ConfigSchema& schema);
-
-// The schema csan-train uses: model keys (all registered architectures) + training keys.
-core::ConfigSchema train_schema();
 
 }  // namespace csan::training

@@ -20,20 +20,19 @@
 // its parameters for tools/bench/pytorch-reference-generate.py (usage in its header).
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
-#include <boost/program_options.hpp>
 
+#include <boost/program_options.hpp>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
 #include <string>
-#include <typeinfo>
 
 #include "toolkit/core/allocator_tuning.h"
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
-#include "toolkit/generation/checkpoint_ensemble.h"
 #include "toolkit/generation/generate_run.h"
 #include "toolkit/models/transformer.h"
+#include "toolkit/tasks/translation_task.h"
 
 namespace po = boost::program_options;
 
@@ -47,12 +46,13 @@ namespace {
 //   little-endian float32 data of every parameter, in header order
 // Only plain Transformers (full-scope attention): the reference implements nothing else.
 void dump_weights(const std::string& checkpoint, const std::string& file) {
-  auto ensemble = csan::generation::load_ensemble({checkpoint});
+  auto ensemble = csan::tasks::load_translation_ensemble({checkpoint});
   auto* model = dynamic_cast<csan::models::TransformerModel*>(ensemble.models[0].get());
   if (!model) throw csan::Error(checkpoint + ": --dump-weights supports Transformer models only");
-  model->for_each_attention([&](const csan::nn::AttentionSite&, csan::nn::MultiheadAttention& attention) {
-    if (typeid(attention->scope()) != typeid(csan::nn::FullScope))
-      throw csan::Error(checkpoint + ": --dump-weights supports full-scope attention only (not CSAN)");
+  model->for_each_attention([&](const csan::nn::AttentionSite& site, csan::nn::MultiheadAttention& attention) {
+    if (!attention->chain().empty())
+      throw csan::Error(checkpoint + ": --dump-weights supports full-scope attention only (" + site.describe() +
+                        " has " + attention->chain().names() + ")");
   });
   const auto& o = model->options();
   std::ostringstream header;
@@ -122,25 +122,25 @@ int bench_main(int argc, char** argv) {
   csan::core::keep_large_allocations_mapped();  // as csan-generate
   o.paths = csan::generation::split_paths(path);
   o.output_format = "plain";
+  const auto ensemble = csan::tasks::load_translation_ensemble(o.paths);  // loaded once, not timed
   double best = 0;
   csan::generation::GenerateSummary summary;
   for (int64_t r = 0; r < repeats; ++r) {
     std::ostringstream out, log;
-    summary = csan::generation::run_generate(o, out, log);
+    summary = csan::generation::translate(o, ensemble, out, log);
     if (r == 0 || summary.seconds < best) best = summary.seconds;
   }
   if (!profile.empty()) {
     std::ostringstream out, log;
     torch::autograd::profiler::RecordProfile recording(profile);
-    csan::generation::run_generate(o, out, log);
+    csan::generation::translate(o, ensemble, out, log);
   }
   std::printf("bench-generate: %lld sentences, beam %lld, batch %lld, max_len %g*src+%lld, %d threads\n",
               static_cast<long long>(summary.sentences), static_cast<long long>(o.search.beam),
               static_cast<long long>(o.batch_size), o.search.max_len_a, static_cast<long long>(o.search.max_len_b),
               at::get_num_threads());
   std::printf("  %.2f s  %.1f sentences/s  %.1f target tokens/s (%lld tokens)\n", best,
-              double(summary.sentences) / best, double(summary.tokens) / best,
-              static_cast<long long>(summary.tokens));
+              double(summary.sentences) / best, double(summary.tokens) / best, static_cast<long long>(summary.tokens));
   return 0;
 }
 

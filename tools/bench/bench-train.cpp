@@ -28,17 +28,16 @@
 // 1.4-2.4x) with 2 threads on 2 busy cores. On a quieter machine the default spin won
 // (passive 0.89x and 0.93x, GOMP_SPINCOUNT=10000 0.94x and 1.01x, two rounds): keep the
 // default for measurements and dedicated runs; passive only where cores are shared.
-#include <boost/program_options.hpp>
 #include <torch/csrc/autograd/profiler_legacy.h>
-
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/program_options.hpp>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <cstdio>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -48,16 +47,14 @@
 #include "toolkit/core/config.h"
 #include "toolkit/core/error.h"
 #include "toolkit/data/epoch_iterator.h"
-#include "toolkit/data/language_pair_dataset.h"
-#include "toolkit/models/model_registry.h"
 #include "toolkit/nn/parameter_count.h"
-#include "toolkit/text/dictionary.h"
+#include "toolkit/tasks/recipe.h"
 #include "toolkit/training/c10d_gradient_sync.h"
 #include "toolkit/training/distributed_launcher.h"
 #include "toolkit/training/optimizer.h"
 #include "toolkit/training/precision_master_weights.h"
 #include "toolkit/training/trainer.h"
-#include "toolkit/training/training_options.h"
+#include "toolkit/training/trainer_parts.h"
 
 namespace fs = std::filesystem;
 namespace po = boost::program_options;
@@ -77,7 +74,7 @@ struct BenchOptions {
   std::string data, recipe, src = "src", tgt = "tgt", archs, profile, dump_batches;
   std::vector<std::string> sets;
   int warmup = 5, updates = 20;
-  int workers = 0;  // --workers N: tokens/s of 1 vs N worker processes
+  int workers = 0;         // --workers N: tokens/s of 1 vs N worker processes
   std::string precisions;  // --precision fp32,bf16
   bool glibc_malloc = false;
 };
@@ -93,35 +90,30 @@ struct Variant {
 };
 
 std::unique_ptr<core::Config> load_config(const BenchOptions& o, const std::string& arch) {
-  auto cfg = std::make_unique<core::Config>(training::train_schema());
+  auto cfg = std::make_unique<core::Config>(tasks::recipe_schema());
   cfg->load_file(o.recipe);
   for (const auto& s : o.sets) cfg->apply_override(s);
   if (!arch.empty()) cfg->apply_override("model.arch=" + arch);
-  models::apply_arch_preset(*cfg);
+  cfg->set("task.data", o.data);
+  cfg->set("task.source_lang", o.src);
+  cfg->set("task.target_lang", o.tgt);
+  tasks::resolve_recipe(*cfg);
   return cfg;
 }
 
-std::unique_ptr<training::Trainer> build_trainer(const core::Config& cfg, const text::Dictionary& src_dict,
-                                                 const text::Dictionary& tgt_dict,
+std::unique_ptr<training::Trainer> build_trainer(const core::Config& cfg, const training::Task& task,
                                                  std::unique_ptr<training::GradientSync> sync = nullptr,
                                                  const std::string& precision = "fp32") {
   torch::manual_seed(1);  // the same initial weights and dropout stream for every variant
-  models::ModelContext ctx{src_dict.size(), tgt_dict.size(), tgt_dict.pad(), src_dict == tgt_dict};
-  training::TrainerParts parts;
-  parts.model = models::build_model(cfg, ctx);
   // bf16-weights: the alternative to bf16 autocast, measured against it (issue 7).
-  if (precision == "bf16-weights")
-    parts.precision = std::make_unique<training::MasterWeightsPrecision>(precision, torch::kBFloat16, std::nullopt);
-  else
-    parts.precision = training::make_precision_policy(precision);
-  parts.precision->prepare_model(*parts.model);
-  parts.optimizer =
-      training::build_optimizer(parts.precision->optimizer_params(training::unique_parameters(*parts.model)), cfg);
-  parts.lr_scheduler = training::build_lr_scheduler(cfg);
-  parts.criterion = training::build_criterion(cfg, tgt_dict.pad());
-  parts.sync = sync ? std::move(sync) : std::make_unique<training::LocalGradientSync>();
-  parts.clip_norm = cfg.get<double>("optimization.clip_norm");
-  return std::make_unique<training::Trainer>(std::move(parts));
+  auto policy = precision == "bf16-weights"
+                    ? std::make_unique<training::MasterWeightsPrecision>(precision, torch::kBFloat16, std::nullopt)
+                    : training::make_precision_policy(precision);
+  return std::make_unique<training::Trainer>(training::assemble_trainer_parts(
+      cfg, task, std::move(policy), [&](const torch::Device&) -> std::unique_ptr<training::GradientSync> {
+        if (sync) return std::move(sync);
+        return std::make_unique<training::LocalGradientSync>();
+      }));
 }
 
 // --workers N: the same training steps (recipe, data, batches of max_tokens each) run as
@@ -132,13 +124,11 @@ int run_as_worker(const BenchOptions& o) {
   torch::set_num_threads(1);
   const auto cfg = load_config(o, "");
   const auto setup = training::resolve_distributed_setup(*cfg);
-  const auto src_dict = text::Dictionary::load(o.data + "/dict." + o.src + ".txt");
-  const auto tgt_dict = text::Dictionary::load(o.data + "/dict." + o.tgt + ".txt");
-  data::LanguagePairDataset train(o.data, "train", o.src, o.tgt, tgt_dict.pad(), tgt_dict.eos());
-  auto trainer = build_trainer(*cfg, src_dict, tgt_dict,
-                               setup.distributed() ? std::make_unique<training::C10dGradientSync>(setup, torch::kCPU)
-                                                   : nullptr);
-  data::EpochIterator epochs(train.src_sizes(), train.tgt_sizes(),
+  const auto task = tasks::open_task(*cfg);
+  const auto& train = task->train_data();
+  auto trainer = build_trainer(
+      *cfg, *task, setup.distributed() ? std::make_unique<training::C10dGradientSync>(setup, torch::kCPU) : nullptr);
+  data::EpochIterator epochs(train.source_sizes(), train.target_sizes(),
                              {cfg->get<int64_t>("dataset.max_tokens"), cfg->get<int64_t>("dataset.max_sentences"), 1},
                              cfg->get<int64_t>("common.seed"), true, setup.rank, setup.world_size);
   int64_t tokens = 0;
@@ -146,7 +136,7 @@ int run_as_worker(const BenchOptions& o) {
   for (int i = 0; i < o.warmup + o.updates; ++i) {
     if (i == o.warmup) start = std::chrono::steady_clock::now();
     if (epochs.end_of_epoch()) epochs.start_next_epoch();
-    const auto r = trainer->train_step({training::to_tensors(train.collate(epochs.next()))});
+    const auto r = trainer->train_step({train.collate(epochs.next())});
     if (i >= o.warmup) tokens += r.stats.ntokens;  // summed over workers
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -177,16 +167,15 @@ double padding_fraction(const std::vector<data::Batch>& batches, const std::vect
   return padded ? 1.0 - static_cast<double>(real) / padded : 0.0;
 }
 
-BenchBatches sample_batches(const data::LanguagePairDataset& train, const core::Config& cfg, int warmup,
-                            int updates) {
+BenchBatches sample_batches(const training::TaskDataset& train, const core::Config& cfg, int warmup, int updates) {
   const auto seed = static_cast<uint64_t>(cfg.get<int64_t>("common.seed"));
-  const data::BatchingOptions options{cfg.get<int64_t>("dataset.max_tokens"),
-                                      cfg.get<int64_t>("dataset.max_sentences"), 1};
-  const auto epoch = data::batch_by_size(data::ordered_indices(train.src_sizes(), train.tgt_sizes(), seed),
-                                         train.src_sizes(), train.tgt_sizes(), options);
+  const data::BatchingOptions options{cfg.get<int64_t>("dataset.max_tokens"), cfg.get<int64_t>("dataset.max_sentences"),
+                                      1};
+  const auto epoch = data::batch_by_size(data::ordered_indices(train.source_sizes(), train.target_sizes(), seed),
+                                         train.source_sizes(), train.target_sizes(), options);
   BenchBatches out;
-  out.epoch_target_padding = padding_fraction(epoch, train.tgt_sizes());
-  out.epoch_source_padding = padding_fraction(epoch, train.src_sizes());
+  out.epoch_target_padding = padding_fraction(epoch, train.target_sizes());
+  out.epoch_source_padding = padding_fraction(epoch, train.source_sizes());
   // Batch k of n spread evenly over the epoch, at `phase` (0..1) of its stride.
   auto spread = [&](int n, double phase) {
     std::vector<data::Batch> picked;
@@ -241,8 +230,7 @@ int bench_main(int argc, char** argv) {
   BenchOptions o;
   po::options_description options("bench-train");
   options.add_options()("data", po::value(&o.data)->required(), "csan-preprocess output directory")(
-      "recipe", po::value(&o.recipe)->required(), "recipe YAML")("set", po::value(&o.sets)->composing(),
-                                                                 "key=value")(
+      "recipe", po::value(&o.recipe)->required(), "recipe YAML")("set", po::value(&o.sets)->composing(), "key=value")(
       "arch", po::value(&o.archs), "comma-separated architectures to compare (default: the recipe's)")(
       "source-lang", po::value(&o.src), "source suffix")("target-lang", po::value(&o.tgt), "target suffix")(
       "warmup", po::value(&o.warmup), "untimed updates first")("updates", po::value(&o.updates), "timed updates")(
@@ -258,9 +246,8 @@ int bench_main(int argc, char** argv) {
   if (o.workers > 1) return std::getenv("RANK") ? run_as_worker(o) : compare_worker_counts(o, argv);
   if (!o.glibc_malloc) core::keep_large_allocations_mapped();
 
-  const auto src_dict = text::Dictionary::load(o.data + "/dict." + o.src + ".txt");
-  const auto tgt_dict = text::Dictionary::load(o.data + "/dict." + o.tgt + ".txt");
-  data::LanguagePairDataset train(o.data, "train", o.src, o.tgt, tgt_dict.pad(), tgt_dict.eos());
+  const auto task = tasks::open_task(*load_config(o, ""));
+  const auto& train = task->train_data();
 
   std::vector<Variant> variants;
   auto archs = split_list(o.archs);
@@ -272,21 +259,23 @@ int bench_main(int argc, char** argv) {
     for (const auto& precision : precisions) runs.emplace_back(arch, precision);
   for (const auto& precision : precisions) {
     // bf16-weights runs its products in bf16 too, so the same warning applies.
-    const std::string warning = training::precision_speed_warning(
-        precision == "bf16-weights" ? "bf16" : precision, torch::Device(torch::kCPU));
+    const std::string warning =
+        training::precision_speed_warning(precision == "bf16-weights" ? "bf16" : precision, torch::Device(torch::kCPU));
     if (!warning.empty()) std::printf("%s\n", warning.c_str());
   }
   for (const auto& [arch, precision] : runs) {
     Variant v;
     v.cfg = load_config(o, arch);
     v.label = v.cfg->get<std::string>("model.arch") + (precisions.size() > 1 ? " " + precision : "");
-    v.trainer = build_trainer(*v.cfg, src_dict, tgt_dict, nullptr, precision);
+    v.trainer = build_trainer(*v.cfg, *task, nullptr, precision);
     std::printf("%-24s %lld parameters\n", v.label.c_str(),
                 static_cast<long long>(nn::count_parameters(v.trainer->model())));
     variants.push_back(std::move(v));
   }
   const auto& cfg = *variants.front().cfg;
-  std::printf("vocab %d/%d, max_tokens %lld, threads %d\n", src_dict.size(), tgt_dict.size(),
+  const auto context = task->model_context();
+  std::printf("vocab %lld/%lld, max_tokens %lld, threads %d\n", static_cast<long long>(context.vocab_size("source")),
+              static_cast<long long>(context.vocab_size("target")),
               static_cast<long long>(cfg.get<int64_t>("dataset.max_tokens")), torch::get_num_threads());
 
   const auto batches = sample_batches(train, cfg, o.warmup, o.updates);
@@ -297,7 +286,7 @@ int bench_main(int argc, char** argv) {
   for (int i = 0; i < o.warmup + o.updates; ++i) {
     const bool timed = i >= o.warmup;
     auto collate_start = std::chrono::steady_clock::now();
-    const auto batch = training::to_tensors(train.collate(batch_number(i)));  // collation counts, as in a real run
+    const auto batch = train.collate(batch_number(i));  // collation counts, as in a real run
     const double collate_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - collate_start).count();
     for (auto& v : variants) {
@@ -311,14 +300,14 @@ int bench_main(int argc, char** argv) {
   }
 
   if (!o.profile.empty()) {
-    const auto batch = training::to_tensors(train.collate(batches.profiled.front()));
+    const auto batch = train.collate(batches.profiled.front());
     torch::autograd::profiler::RecordProfile recording(o.profile);
     variants.front().trainer->train_step({batch});
   }
   const int64_t real = variants.front().tokens;
-  std::printf("%d updates, %lld target tokens, padding %.1f%% target %.1f%% source (epoch: %.1f%% %.1f%%)\n",
-              o.updates, static_cast<long long>(real), 100 * padding_fraction(batches.timed, train.tgt_sizes()),
-              100 * padding_fraction(batches.timed, train.src_sizes()), 100 * batches.epoch_target_padding,
+  std::printf("%d updates, %lld target tokens, padding %.1f%% target %.1f%% source (epoch: %.1f%% %.1f%%)\n", o.updates,
+              static_cast<long long>(real), 100 * padding_fraction(batches.timed, train.target_sizes()),
+              100 * padding_fraction(batches.timed, train.source_sizes()), 100 * batches.epoch_target_padding,
               100 * batches.epoch_source_padding);
   const double first = variants.front().tokens / variants.front().seconds;
   for (const auto& v : variants) {

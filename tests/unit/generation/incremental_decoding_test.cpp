@@ -68,7 +68,7 @@ TEST(IncrementalDecoding, BeamsSharingEncoderStateEqualFullRecomputation) {
   auto model = tiny_model(21);
   auto batch = random_sources(3, 31);  // padded: sentences of different lengths
   constexpr int64_t kBeam = 4;
-  auto encoder_out = model->encode(batch.tokens, batch.lengths);
+  auto encoder_out = model->encode_tokens(batch.tokens, batch.lengths);
   std::vector<int64_t> sentence_of_row;
   for (int64_t s = 0; s < 3; ++s)
     for (int64_t b = 0; b < kBeam; ++b) sentence_of_row.push_back(s);
@@ -81,7 +81,8 @@ TEST(IncrementalDecoding, BeamsSharingEncoderStateEqualFullRecomputation) {
     auto step = model->decode(prefix.narrow(1, 0, t + 1), encoder_out, &state);
     ASSERT_EQ(step.size(1), 1);
     auto rows = torch::tensor(sentence_of_row);
-    auto full = model->forward(sources.index_select(0, rows), lengths.index_select(0, rows), prefix.narrow(1, 0, t + 1));
+    auto full =
+        model->forward(sources.index_select(0, rows), lengths.index_select(0, rows), prefix.narrow(1, 0, t + 1));
     EXPECT_LT((torch::log_softmax(step.select(1, 0), -1) - torch::log_softmax(full.select(1, t), -1))
                   .abs()
                   .max()
@@ -101,8 +102,7 @@ TEST(IncrementalDecoding, BeamsSharingEncoderStateEqualFullRecomputation) {
     if (static_cast<int64_t>(kept.size()) < n) {
       auto kept_t = torch::tensor(kept);
       state.reorder_beams(order_t, kept_t);
-      encoder_out.out = encoder_out.out.index_select(0, kept_t);
-      encoder_out.padding_mask = encoder_out.padding_mask.index_select(0, kept_t);
+      encoder_out.reorder(kept_t);
       sources = sources.index_select(0, kept_t), lengths = lengths.index_select(0, kept_t);
       std::vector<int64_t> renumbered;
       for (size_t i = 0; i < kept.size(); ++i)

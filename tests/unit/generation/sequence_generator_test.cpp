@@ -48,7 +48,7 @@ TEST(IncrementalDecoding, MatchesFullPrefixAtEveryStepAcrossReorders) {
   auto model = tiny_model(1);
   auto batch = random_sources(6, 11);
   torch::NoGradGuard no_grad;
-  auto encoder_out = model->encode(batch.tokens, batch.lengths);
+  auto encoder_out = model->encode_tokens(batch.tokens, batch.lengths);
   auto prefix = torch::randint(4, kVocab, {6, 12}, torch::kLong);
   prefix.select(1, 0).fill_(kEos);
   nn::IncrementalState state;
@@ -93,8 +93,8 @@ TEST(SequenceGenerator, ScoresEqualTeacherForcedLogProbabilities) {
 
 // The explicit loop: full recomputation, argmax of the allowed tokens, stop at </s> or
 // at the length limit.
-std::vector<int64_t> greedy(models::EncoderDecoderModel& model, const SourceBatch& batch, int64_t row,
-                            int64_t max_len, double* score) {
+std::vector<int64_t> greedy(models::EncoderDecoderModel& model, const SourceBatch& batch, int64_t row, int64_t max_len,
+                            double* score) {
   torch::NoGradGuard no_grad;
   const int64_t len = batch.lengths[row].item<int64_t>();
   auto src = batch.tokens.narrow(0, row, 1).narrow(1, 0, len);

@@ -2,14 +2,13 @@
 // generator's tests (no training: the search must be exact for any model).
 #pragma once
 
+#include <torch/torch.h>
+
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <torch/torch.h>
-
-#include "toolkit/core/config.h"
-#include "toolkit/models/model_registry.h"
+#include "tests/support/model_fixtures.h"
 
 namespace csan::generation::testing {
 
@@ -17,13 +16,9 @@ constexpr int64_t kVocab = 24;  // 4 specials + 20 words, joined dictionary
 constexpr int64_t kPad = 1, kEos = 2, kUnk = 3;
 
 inline std::shared_ptr<models::EncoderDecoderModel> tiny_model(uint64_t seed, double output_sharpness = 3.0) {
-  core::ConfigSchema schema;
-  models::declare_model_options(schema);
-  core::Config cfg(schema);
-  cfg.load_yaml_string("model:\n  arch: transformer_tiny\n  max_target_positions: 64\n", "tiny.yaml");
-  models::apply_arch_preset(cfg);
+  const auto cfg = csan::testing::recipe("model:\n  arch: transformer_tiny\n  max_target_positions: 64\n");
   torch::manual_seed(seed);
-  auto model = models::build_model(cfg, {kVocab, kVocab, kPad, true});
+  auto model = csan::testing::translation_model(cfg, csan::testing::joined(kVocab));
   // Random weights give nearly uniform next-token distributions; sharpening the output
   // layer gives the peaked, varied distributions of a trained model.
   torch::NoGradGuard no_grad;

@@ -1,5 +1,5 @@
-// The csan presets: parameter-free (exact Transformer counts), scopes at the right
-// sites, paths and decoding modes that agree, configuration errors naming the key.
+// The csan presets: parameter-free (exact Transformer counts), the csan entry at the
+// right sites, paths and decoding modes that agree, configuration errors naming the key.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -7,10 +7,11 @@
 #include <memory>
 #include <string>
 
+#include "tests/support/model_fixtures.h"
 #include "toolkit/core/error.h"
 #include "toolkit/models/model_registry.h"
 #include "toolkit/models/transformer.h"
-#include "toolkit/nn/csan_scope.h"
+#include "toolkit/nn/csan_entry.h"
 #include "toolkit/nn/init.h"
 #include "toolkit/nn/parameter_count.h"
 
@@ -19,19 +20,9 @@ namespace {
 using namespace csan;
 using models::ModelContext;
 
-core::Config model_config(const std::string& yaml) {
-  core::ConfigSchema schema;
-  models::declare_model_options(schema);
-  core::Config cfg(schema);
-  cfg.load_yaml_string(yaml, "test.yaml");
-  models::apply_arch_preset(cfg);
-  return cfg;
-}
-
-ModelContext joined(int64_t vocab) { return {vocab, vocab, 1, true}; }
-
 std::shared_ptr<models::TransformerModel> build(const std::string& yaml, int64_t vocab = 40) {
-  auto model = std::dynamic_pointer_cast<models::TransformerModel>(models::build_model(model_config(yaml), joined(vocab)));
+  auto model = std::dynamic_pointer_cast<models::TransformerModel>(
+      models::build_model(csan::testing::recipe(yaml), csan::testing::joined(vocab)));
   EXPECT_TRUE(model);
   return model;
 }
@@ -63,28 +54,28 @@ TEST(CsanModel, PresetsRepeatTheTransformerPresets) {
       }
     }
   }
-  auto cfg = model_config("model:\n  arch: csan2d_base\n");
+  auto cfg = csan::testing::recipe("model:\n  arch: csan2d_base\n");
   EXPECT_EQ(cfg.get<int64_t>("model.csan.window"), 11);
   EXPECT_EQ(cfg.get<int64_t>("model.csan.head_window"), 3);
   EXPECT_EQ(cfg.get<std::string>("model.csan.head_boundary"), "truncate");
   EXPECT_EQ(cfg.get<std::vector<int64_t>>("model.csan.encoder_layers"), (std::vector<int64_t>{0, 1, 2}));
-  EXPECT_EQ(model_config("model:\n  arch: csan1d_big\n").get<int64_t>("model.csan.head_window"), 1);
+  EXPECT_EQ(csan::testing::recipe("model:\n  arch: csan1d_big\n").get<int64_t>("model.csan.head_window"), 1);
   // Other architectures do not carry the CSAN keys in their resolved recipes.
-  EXPECT_EQ(model_config("model:\n  arch: transformer_base\n").to_yaml().find("csan"), std::string::npos);
+  EXPECT_EQ(csan::testing::recipe("model:\n  arch: transformer_base\n").to_yaml().find("csan"), std::string::npos);
 }
 
-// Which attention has which scope.
+// Which attention has a CSAN window (its head window) and which full scope (.).
 std::string scope_map(models::TransformerModel& model) {
   std::string out;
   model.for_each_attention([&](const nn::AttentionSite& site, nn::MultiheadAttention& attention) {
-    auto* csan = dynamic_cast<nn::CsanScope*>(&attention->scope());
+    auto* csan = dynamic_cast<nn::CsanEntry*>(attention->chain().computing_entry());
     out += csan ? std::to_string(csan->window().head_window) : std::string(".");
     (void)site;
   });
   return out;
 }
 
-TEST(CsanModel, ScopesSitOnTheChosenSelfAttentions) {
+TEST(CsanModel, WindowsSitOnTheChosenSelfAttentions) {
   nn::SkipInitialization skip;
   // Order: encoder self-attentions 0-5, then per decoder layer self, cross.
   EXPECT_EQ(scope_map(*build("model:\n  arch: csan2d_base\n")), "333..." + std::string(12, '.'));
@@ -111,7 +102,7 @@ TEST(CsanModel, ConfigurationErrorsNameTheKey) {
   expect_error("model:\n  arch: csan2d_tiny\n  csan:\n    decoder_layers: [7]\n", "model.csan.decoder_layers");
   expect_error("model:\n  arch: csan2d_tiny\n  csan:\n    head_window: 5\n    head_boundary: wrap\n",
                "model.csan.head_window");
-  EXPECT_THROW(model_config("model:\n  arch: csan2d_tiny\n  csan:\n    head_boundary: clamp\n"), Error);
+  EXPECT_THROW(csan::testing::recipe("model:\n  arch: csan2d_tiny\n  csan:\n    head_boundary: clamp\n"), Error);
 }
 
 torch::Tensor tokens(int64_t b, int64_t t) { return torch::randint(4, 40, {b, t}, torch::kLong); }
@@ -127,8 +118,9 @@ TEST(CsanModel, WindowCoveringTheSentenceGivesTheTransformer) {
   torch::NoGradGuard no_grad;
   torch::manual_seed(4);
   auto transformer = build("model:\n  arch: transformer_tiny\n  share_all_embeddings: true\n");
-  auto csan = build("model:\n  arch: csan1d_tiny\n  share_all_embeddings: true\n  csan:\n    window: 21\n"
-                    "    encoder_layers: [0, 1]\n    decoder_layers: [0, 1]\n");
+  auto csan = build(
+      "model:\n  arch: csan1d_tiny\n  share_all_embeddings: true\n  csan:\n    window: 21\n"
+      "    encoder_layers: [0, 1]\n    decoder_layers: [0, 1]\n");
   copy_weights(*transformer, *csan);
   transformer->eval(), csan->eval();
   auto src = tokens(2, 9), prev = tokens(2, 8);
@@ -143,8 +135,9 @@ TEST(CsanModel, WindowCoveringTheSentenceGivesTheTransformer) {
 }
 
 TEST(CsanModel, DenseAndBandedPathsAgreeWithGradients) {
-  const std::string base = "model:\n  arch: csan2d_tiny\n  share_all_embeddings: true\n  dropout: 0.0\n"
-                           "  csan:\n    window: 5\n    encoder_layers: [0, 1]\n    decoder_layers: [1]\n";
+  const std::string base =
+      "model:\n  arch: csan2d_tiny\n  share_all_embeddings: true\n  dropout: 0.0\n"
+      "  csan:\n    window: 5\n    encoder_layers: [0, 1]\n    decoder_layers: [1]\n";
   torch::manual_seed(6);
   auto dense = build(base + "    banded_from_length: 1000\n");
   auto banded = build(base + "    banded_from_length: 1\n");
@@ -168,8 +161,9 @@ TEST(CsanModel, DenseAndBandedPathsAgreeWithGradients) {
 TEST(CsanModel, ConsecutiveBatchesOfOtherShapesGetTheirOwnMasks) {
   torch::NoGradGuard no_grad;
   torch::manual_seed(9);
-  auto model = build("model:\n  arch: csan2d_tiny\n  share_all_embeddings: true\n  csan:\n    window: 3\n"
-                     "    encoder_layers: [0, 1]\n");
+  auto model = build(
+      "model:\n  arch: csan2d_tiny\n  share_all_embeddings: true\n  csan:\n    window: 3\n"
+      "    encoder_layers: [0, 1]\n");
   model->eval();
   struct Batch {
     torch::Tensor src, lengths, prev;
@@ -179,8 +173,7 @@ TEST(CsanModel, ConsecutiveBatchesOfOtherShapesGetTheirOwnMasks) {
            {9, {9, 6}}, {14, {14, 14, 5}}, {9, {9, 3}}, {9, {9, 6}}, {120, {120, 100}}}) {
     const auto sentences = static_cast<int64_t>(lengths.size());
     Batch b{tokens(sentences, t), torch::tensor(lengths), tokens(sentences, 7)};
-    for (size_t i = 0; i < lengths.size(); ++i)
-      b.src[i].narrow(0, lengths[i], t - lengths[i]).fill_(1);
+    for (size_t i = 0; i < lengths.size(); ++i) b.src[i].narrow(0, lengths[i], t - lengths[i]).fill_(1);
     batches.push_back(b);
   }
   auto& cache = *nn::CsanMaskCache::shared();
@@ -199,11 +192,12 @@ TEST(CsanModel, IncrementalDecodingWithLeftWindowMatchesFullDecoding) {
   torch::NoGradGuard no_grad;
   for (const std::string arch : {"csan1d_tiny", "csan2d_tiny"}) {
     torch::manual_seed(8);
-    auto model = build("model:\n  arch: " + arch + "\n  share_all_embeddings: true\n  csan:\n    window: 5\n"
+    auto model = build("model:\n  arch: " + arch +
+                       "\n  share_all_embeddings: true\n  csan:\n    window: 5\n"
                        "    decoder_layers: [0, 1]\n");
     model->eval();
     auto src = tokens(2, 6), prev = tokens(2, 9);
-    auto enc = model->encode(src, torch::tensor({6, 6}));
+    auto enc = model->encode_tokens(src, torch::tensor({6, 6}));
     auto full = model->decode(prev, enc);
     nn::IncrementalState state;
     std::vector<torch::Tensor> steps;
@@ -225,20 +219,15 @@ TEST(CsanModel, RecipesBuildTheirPresets) {
       const std::string path = std::string(CSAN_SOURCE_DIR) + "/recipes/csan-" + kind + "-" + size + ".yaml";
       YAML::Node only_model;
       only_model["model"] = YAML::LoadFile(path)["model"];
-      core::ConfigSchema schema;
-      models::declare_model_options(schema);
-      core::Config cfg(schema);
-      cfg.load_yaml_string(YAML::Dump(only_model), path);
-      models::apply_arch_preset(cfg);
+      const auto cfg = csan::testing::recipe(YAML::Dump(only_model));
       EXPECT_EQ(cfg.get<std::string>("model.arch"), "csan" + kind + "_" + size);
       EXPECT_EQ(cfg.get<int64_t>("model.csan.window"), 11);
       EXPECT_EQ(cfg.get<int64_t>("model.csan.head_window"), kind == "1d" ? 1 : 3);
       EXPECT_EQ(cfg.get<std::vector<int64_t>>("model.csan.encoder_layers"), (std::vector<int64_t>{0, 1, 2}));
       EXPECT_TRUE(cfg.get<std::vector<int64_t>>("model.csan.decoder_layers").empty());
       nn::SkipInitialization skip;
-      auto model = models::build_model(cfg, joined(8000));
-      EXPECT_EQ(nn::count_parameters(*model), size == "base" ? 44138496 + 512 * 8000 : 176357376 + 1024 * 8000)
-          << path;
+      auto model = models::build_model(cfg, csan::testing::joined(8000));
+      EXPECT_EQ(nn::count_parameters(*model), size == "base" ? 44138496 + 512 * 8000 : 176357376 + 1024 * 8000) << path;
     }
 }
 

@@ -3,6 +3,7 @@
 // gradients through it equal those of the full forward restricted to them.
 #include <gtest/gtest.h>
 
+#include "tests/support/model_fixtures.h"
 #include "toolkit/core/config.h"
 #include "toolkit/models/model_registry.h"
 #include "toolkit/models/transformer.h"
@@ -12,18 +13,19 @@ namespace {
 using namespace csan;
 
 std::shared_ptr<models::EncoderDecoderModel> tiny_model(const std::string& arch) {
-  core::ConfigSchema schema;
-  models::declare_model_options(schema);
-  core::Config cfg(schema);
-  cfg.load_yaml_string("model:\n  arch: " + arch + "\n  dropout: 0.0\n  share_all_embeddings: true\n", "test.yaml");
-  models::apply_arch_preset(cfg);
+  const auto cfg =
+      csan::testing::recipe("model:\n  arch: " + arch + "\n  dropout: 0.0\n  share_all_embeddings: true\n");
   torch::manual_seed(2);
-  return models::build_model(cfg, {48, 48, 1, true});
+  return csan::testing::translation_model(cfg, csan::testing::joined(48));
 }
 
 struct Batch {
   torch::Tensor src, lengths, prev, positions;
 };
+
+models::NamedTensors inputs(const Batch& b) {
+  return {{"src_tokens", b.src}, {"src_lengths", b.lengths}, {"prev_output_tokens", b.prev}};
+}
 
 Batch padded_batch() {
   torch::manual_seed(4);
@@ -43,7 +45,7 @@ TEST(ForwardPositions, EqualsFullLogitsAtThePositions) {
     torch::NoGradGuard no_grad;
     auto b = padded_batch();
     auto full = model->forward(b.src, b.lengths, b.prev);
-    auto selected = model->forward_positions(b.src, b.lengths, b.prev, b.positions);
+    auto selected = model->forward_positions(inputs(b), b.positions);
     ASSERT_EQ(selected.sizes(), (std::vector<int64_t>{10, 48})) << arch;
     EXPECT_TRUE(torch::allclose(selected, full.reshape({-1, 48}).index_select(0, b.positions), 1e-5, 1e-5)) << arch;
   }
@@ -54,7 +56,7 @@ TEST(ForwardPositions, GradientsEqualThoseOfTheFullForward) {
   model->train();  // dropout is 0: deterministic
   auto b = padded_batch();
   auto loss_of = [&](const torch::Tensor& logits) { return (logits.log_softmax(-1) * torch::arange(48.0)).sum(); };
-  loss_of(model->forward_positions(b.src, b.lengths, b.prev, b.positions)).backward();
+  loss_of(model->forward_positions(inputs(b), b.positions)).backward();
   std::vector<torch::Tensor> selected;
   for (const auto& p : model->parameters()) selected.push_back(p.grad().clone()), p.mutable_grad().zero_();
   auto full = model->forward(b.src, b.lengths, b.prev);

@@ -1,9 +1,9 @@
 // The model sections of the shipped recipes build the models they promise. (The
 // training sections belong to the trainer's schema and are tested there.)
 #include <gtest/gtest.h>
-
 #include <yaml-cpp/yaml.h>
 
+#include "tests/support/model_fixtures.h"
 #include "toolkit/core/config.h"
 #include "toolkit/models/model_registry.h"
 #include "toolkit/nn/init.h"
@@ -19,12 +19,9 @@ int64_t recipe_parameters(const std::string& name, int64_t vocab) {
   EXPECT_TRUE(model_section.IsMap()) << path;
   YAML::Node only_model;
   only_model["model"] = model_section;
-  core::ConfigSchema schema;
-  models::declare_model_options(schema);
-  core::Config cfg(schema);
-  cfg.load_yaml_string(YAML::Dump(only_model), path);
+  const auto cfg = csan::testing::recipe(YAML::Dump(only_model));
   nn::SkipInitialization skip;
-  return nn::count_parameters(*models::build_model(cfg, {vocab, vocab, 1, true}));
+  return nn::count_parameters(*models::build_model(cfg, csan::testing::joined(vocab)));
 }
 
 TEST(Recipes, ModelSectionsBuildTheDocumentedModels) {

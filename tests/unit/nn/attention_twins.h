@@ -1,16 +1,17 @@
-// Two MultiheadAttention modules with the same weights: `fast` keeps the default scope
-// (so it takes the fused and decoding kernels where they apply), `general` gets a scope
-// that shapes nothing but is not FullScope, which sends it down the general path (the
-// scope hooks). Equal outputs mean the kernels compute what the general path does.
+// Two MultiheadAttention modules with the same weights: `fast` keeps an empty attention
+// chain (so it takes the fused and decoding kernels where they apply), `general` gets an
+// entry that transforms nothing but claims to transform the probabilities, which sends
+// it down the general path. Equal outputs mean the kernels compute what the general path
+// does.
 #pragma once
 
 #include "toolkit/nn/multihead_attention.h"
 
 namespace csan::nn::test_support {
 
-class IdentityScope : public AttentionScope {
+class IdentityProbabilities : public AttentionEntry {
  public:
-  torch::Tensor shape_scores(torch::Tensor scores, const ScopeContext&) override { return scores; }
+  unsigned uses() const override { return kProbabilities; }
 };
 
 struct AttentionTwins {
@@ -25,7 +26,7 @@ inline AttentionTwins make_attention_twins(int64_t d, int64_t heads, bool bias) 
   torch::NoGradGuard no_grad;
   auto a = t.fast->parameters(), b = t.general->parameters();
   for (size_t i = 0; i < a.size(); ++i) b[i].copy_(a[i]);
-  t.general->set_scope(std::make_shared<IdentityScope>());
+  t.general->add_entry("identity", std::make_shared<IdentityProbabilities>());
   return t;
 }
 

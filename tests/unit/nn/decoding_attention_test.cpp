@@ -1,13 +1,14 @@
 // The decoding-step attention kernel: against the formula on strided cache views, and
-// inside MultiheadAttention against the general path (the scope hooks, reached through
-// a scope that shapes nothing but is not FullScope) over whole incremental decodings.
+// inside MultiheadAttention against the general path (reached through an attention
+// entry that claims a probability transform) over whole incremental decodings.
+#include "toolkit/nn/decoding_attention.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "toolkit/nn/decoding_attention.h"
-#include "toolkit/nn/multihead_attention.h"
 #include "attention_twins.h"
+#include "toolkit/nn/multihead_attention.h"
 
 namespace {
 
@@ -77,8 +78,7 @@ TEST(DecodingAttention, RejectsMismatchedShapes) {
   auto k = torch::randn({2, 2, 3, 4});
   EXPECT_THROW(decoding_attention(torch::randn({3, 8}), k, k, {}, 2, 1.0), c10::Error);  // 3 rows, 2 key rows
   EXPECT_THROW(decoding_attention(torch::randn({4, 6}), k, k, {}, 2, 1.0), c10::Error);  // width != H * d
-  EXPECT_THROW(decoding_attention(torch::randn({4, 8}), k, k, torch::zeros({2, 4}, torch::kBool), 2, 1.0),
-               c10::Error);
+  EXPECT_THROW(decoding_attention(torch::randn({4, 8}), k, k, torch::zeros({2, 4}, torch::kBool), 2, 1.0), c10::Error);
 }
 
 test_support::AttentionTwins make_twins(int64_t d, int64_t heads) {

@@ -1,11 +1,12 @@
-// The fused full-scope attention against the general path of MultiheadAttention (the
-// scope hooks, reached here through a scope that shapes nothing but is not FullScope):
+// The fused full-scope attention against the general path of MultiheadAttention
+// (reached here through an attention entry that claims a probability transform):
 // same outputs and gradients, with padding, causal masks and cross-attention.
+#include "toolkit/nn/fused_attention.h"
+
 #include <gtest/gtest.h>
 
-#include "toolkit/nn/fused_attention.h"
-#include "toolkit/nn/multihead_attention.h"
 #include "attention_twins.h"
+#include "toolkit/nn/multihead_attention.h"
 
 namespace {
 
@@ -16,8 +17,7 @@ using Pair = test_support::AttentionTwins;
 Pair make_twins(int64_t d, int64_t heads, bool bias) { return test_support::make_attention_twins(d, heads, bias); }
 
 // Output and every gradient (inputs and parameters) agree between the two paths.
-void expect_same(Pair& p, const torch::Tensor& query, const torch::Tensor& key, const AttentionCall& call,
-                 bool self) {
+void expect_same(Pair& p, const torch::Tensor& query, const torch::Tensor& key, const AttentionCall& call, bool self) {
   auto run = [&](MultiheadAttention& m, torch::Tensor& gq, torch::Tensor& gk) {
     auto q = query.clone().requires_grad_(), k = key.clone().requires_grad_();
     auto out = self ? m(q, q, q, call) : m(q, k, k, call);
@@ -38,7 +38,8 @@ void expect_same(Pair& p, const torch::Tensor& query, const torch::Tensor& key, 
   }
   auto a = p.fast->parameters(), b = p.general->parameters();
   for (size_t i = 0; i < a.size(); ++i)
-    EXPECT_TRUE(torch::allclose(a[i].grad(), b[i].grad(), 1e-4, 1e-5)) << i << " " << (a[i].grad() - b[i].grad()).abs().max();
+    EXPECT_TRUE(torch::allclose(a[i].grad(), b[i].grad(), 1e-4, 1e-5))
+        << i << " " << (a[i].grad() - b[i].grad()).abs().max();
 }
 
 TEST(FusedAttention, AvailableInThisBuild) { EXPECT_TRUE(fused_attention_available()); }

@@ -51,10 +51,11 @@ TEST(Layers, ParameterCountsMatchFairseq) {
   // Attention 4d^2 + 4d, FFN 2df + f + d, two layer norms 4d.
   EXPECT_EQ(count_parameters(*EncoderLayer(small(false))), 4 * d * d + 4 * d + 2 * d * f + f + d + 4 * d);
   // Two attentions, FFN, three layer norms.
-  EXPECT_EQ(count_parameters(*DecoderLayer(small(false), "l")), 8 * d * d + 8 * d + 2 * d * f + f + d + 6 * d);
+  EXPECT_EQ(count_parameters(*DecoderLayer(small(false), "l", "encoder")),
+            8 * d * d + 8 * d + 2 * d * f + f + d + 6 * d);
   auto no_bias = small(true);
   no_bias.attention_bias = false;
-  EXPECT_EQ(count_parameters(*DecoderLayer(no_bias, "l")), 8 * d * d + 2 * d * f + f + d + 6 * d);
+  EXPECT_EQ(count_parameters(*DecoderLayer(no_bias, "l", "encoder")), 8 * d * d + 2 * d * f + f + d + 6 * d);
 }
 
 TEST(DecoderLayer, IncrementalEqualsFullForBothNorms) {
@@ -62,7 +63,7 @@ TEST(DecoderLayer, IncrementalEqualsFullForBothNorms) {
   auto x = torch::randn({2, 4, 16}), enc = torch::randn({2, 3, 16});
   auto enc_mask = torch::tensor({false, false, true, false, false, false}, torch::kBool).view({2, 3});
   for (bool pre : {false, true}) {
-    DecoderLayer layer(small(pre), "l0");
+    DecoderLayer layer(small(pre), "l0", "encoder");
     layer->eval();
     auto full = layer(x, enc, enc_mask);
     IncrementalState state;

@@ -19,20 +19,19 @@ MultiheadAttention make_attention(bool bias = true, int64_t d = 16, int64_t head
 
 // An independent implementation: LibTorch's own (time-first) multi-head attention with
 // the same weights.
-torch::Tensor reference(MultiheadAttention& mha, const torch::Tensor& q, const torch::Tensor& k,
-                        const torch::Tensor& v, const torch::Tensor& key_padding_mask = {},
-                        const torch::Tensor& attn_mask = {}) {
+torch::Tensor reference(MultiheadAttention& mha, const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                        const torch::Tensor& key_padding_mask = {}, const torch::Tensor& attn_mask = {}) {
   namespace F = torch::nn::functional;
   auto options = F::MultiheadAttentionForwardFuncOptions(
                      mha->options().embed_dim, mha->options().num_heads, mha->in_proj_weight,
-                     mha->in_proj_bias.defined() ? mha->in_proj_bias : torch::zeros({3 * mha->options().embed_dim}),
-                     {}, {}, false, 0.0, mha->out_proj->weight,
+                     mha->in_proj_bias.defined() ? mha->in_proj_bias : torch::zeros({3 * mha->options().embed_dim}), {},
+                     {}, false, 0.0, mha->out_proj->weight,
                      mha->out_proj->bias.defined() ? mha->out_proj->bias : torch::zeros({mha->options().embed_dim}))
                      .training(false);
   if (key_padding_mask.defined()) options.key_padding_mask(key_padding_mask);
   if (attn_mask.defined()) options.attn_mask(attn_mask);
-  auto out = std::get<0>(F::multi_head_attention_forward(q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1),
-                                                         options));
+  auto out =
+      std::get<0>(F::multi_head_attention_forward(q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1), options));
   return out.transpose(0, 1);
 }
 
@@ -120,20 +119,24 @@ TEST(MultiheadAttention, StaticKeysValuesAreProjectedOnceAndReused) {
   EXPECT_TRUE(state.at("cross.prev_key").is_same(cached_key));
 }
 
-// A scope that lets every query see only the key at its own position.
-class DiagonalScope : public AttentionScope {
+// An entry that lets every query see only the key at its own position (a bias of -inf
+// elsewhere), computed from the positions the module passes.
+class DiagonalEntry : public AttentionEntry {
  public:
-  torch::Tensor shape_scores(torch::Tensor scores, const ScopeContext& context) override {
-    const int64_t tq = scores.size(2), tk = scores.size(3);
-    auto allowed = torch::eye(tk, torch::kBool).narrow(0, context.query_offset, tq);
-    return scores.masked_fill(allowed.logical_not(), -INFINITY);
+  unsigned uses() const override { return kBias; }
+  torch::Tensor bias(const AttentionInputs& in) override {
+    auto allowed = in.query_positions().unsqueeze(1).eq(in.key_positions().unsqueeze(0));
+    return torch::zeros({1, 1, in.query_length, in.key_length}).masked_fill(allowed.logical_not(), -INFINITY);
   }
 };
 
-TEST(MultiheadAttention, ScopePolicyShapesScoresWithoutNewParameters) {
+// A bias-only entry runs in the fused kernel (full sequence) and in the decoding kernel
+// (one incremental step), with the absolute positions of cached steps.
+TEST(MultiheadAttention, BiasEntryShapesScoresWithoutNewParametersInEveryKernel) {
   auto mha = make_attention();
+  mha->eval();
   const auto before = count_parameters(*mha);
-  mha->set_scope(std::make_shared<DiagonalScope>());
+  mha->add_entry("diagonal", std::make_shared<DiagonalEntry>());
   EXPECT_EQ(count_parameters(*mha), before);
   auto x = torch::randn({2, 5, 16});
   // Each query attends only to itself: the output is out_proj(v_proj(x)).
@@ -151,16 +154,14 @@ TEST(MultiheadAttention, ScopePolicyShapesScoresWithoutNewParameters) {
   }
 }
 
-TEST(ScopeRegistry, FullScopeIsRegisteredAndUnknownNamesListKnownOnes) {
-  csan::core::Config cfg{csan::core::ConfigSchema()};
-  auto scope = scope_registry().get("full")(cfg, AttentionSite{});
-  ASSERT_TRUE(std::dynamic_pointer_cast<FullScope>(scope));
+TEST(AttentionEntryRegistry, UnknownNamesListKnownOnes) {
+  ASSERT_TRUE(attention_entry_registry().contains("csan"));
   try {
-    scope_registry().get("windoww");
+    attention_entry_registry().get("windoww");
     FAIL();
   } catch (const std::exception& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("unknown attention scope 'windoww'; known: ", 0), 0u) << e.what();
-    EXPECT_NE(std::string(e.what()).find("full"), std::string::npos);
+    EXPECT_EQ(std::string(e.what()).rfind("unknown attention entry 'windoww'; known: ", 0), 0u) << e.what();
+    EXPECT_NE(std::string(e.what()).find("csan"), std::string::npos);
   }
 }
 

@@ -13,26 +13,15 @@
 #include "toolkit/training/optimizer.h"
 #include "toolkit/training/stop_signal.h"
 #include "toolkit/training/trainer.h"
-#include "toy_model.h"
+#include "toy_training.h"
 
 namespace csan::training {
 namespace {
 
-constexpr int64_t kVocab = 12, kPad = 1, kEos = 2;
+using testing::kPad;
+using testing::kVocab;
 
-core::Config training_config() {
-  core::ConfigSchema schema;
-  declare_criterion_options(schema);
-  declare_optimizer_options(schema);
-  declare_lr_scheduler_options(schema);
-  schema.add_double("optimization.lr", 1e-2, "lr");
-  schema.add_int("optimization.max_update", 0, "max");
-  core::Config cfg(schema);
-  cfg.set("criterion.label_smoothing", 0.1);
-  cfg.set("lr_scheduler.warmup_updates", int64_t{3});
-  cfg.set("optimizer.name", std::string("adamw"));
-  return cfg;
-}
+core::Config training_config() { return testing::toy_training_config(); }
 
 std::unique_ptr<Trainer> make_trainer(std::unique_ptr<GradientSync> sync, double dropout = 0.0) {
   auto cfg = training_config();
@@ -56,25 +45,7 @@ std::unique_ptr<Trainer> make_trainer(std::unique_ptr<GradientSync> sync, double
 }
 
 // Batches of different sizes and lengths, so ranks contribute unequal token counts.
-TensorBatch make_batch(int index) {
-  std::vector<std::vector<int64_t>> src, tgt;
-  std::vector<int64_t> ids;
-  const int sentences = 1 + index % 4;
-  for (int s = 0; s < sentences; ++s) {
-    const int n = 2 + (index * 7 + s * 3) % 6;
-    std::vector<int64_t> a, b;
-    for (int k = 0; k < n; ++k) {
-      a.push_back(4 + (index * 5 + s * 11 + k * 3) % 8);
-      b.push_back(4 + (a.back() + k) % 8);
-    }
-    a.push_back(kEos);
-    b.push_back(kEos);
-    src.push_back(a);
-    tgt.push_back(b);
-    ids.push_back(s);
-  }
-  return to_tensors(data::collate_pairs(ids, src, tgt, kPad, kEos));
-}
+TensorBatch make_batch(int index) { return testing::toy_batch(index, 1 + index % 4, 6); }
 
 std::vector<torch::Tensor> snapshot(const Trainer& t) {
   std::vector<torch::Tensor> out;
@@ -104,7 +75,7 @@ struct RankOutcome {
 // EpochIterator gives it, and batches_for(rank, k) may replace that.
 template <typename BatchesFor>
 std::pair<RankOutcome, RankOutcome> train_two_ranks(int updates, BatchesFor batches_for,
-                                                   std::function<void(int, int)> before_update = {}) {
+                                                    std::function<void(int, int)> before_update = {}) {
   const int port = find_free_port();
   auto run = [&](int rank) {
     auto trainer = make_trainer(std::make_unique<C10dGradientSync>(rank_setup(rank, port), torch::kCPU));
@@ -126,7 +97,8 @@ std::pair<RankOutcome, RankOutcome> train_two_ranks(int updates, BatchesFor batc
 }
 
 TEST(DistributedTrainer, RanksHoldBitIdenticalParametersAfterKUpdates) {
-  auto [r0, r1] = train_two_ranks(6, [](int rank, int k) { return std::vector<TensorBatch>{make_batch(2 * k + rank)}; });
+  auto [r0, r1] =
+      train_two_ranks(6, [](int rank, int k) { return std::vector<TensorBatch>{make_batch(2 * k + rank)}; });
   EXPECT_EQ(r0.updates, 6);
   EXPECT_EQ(r1.updates, 6);
   ASSERT_EQ(r0.params.size(), r1.params.size());

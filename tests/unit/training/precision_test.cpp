@@ -4,28 +4,31 @@
 // fp32, and the clear errors for fp16/amp without CUDA.
 #include "toolkit/training/precision.h"
 
+#include <ATen/autocast_mode.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
-#include <ATen/autocast_mode.h>
-
+#include "toolkit/checkpoint/checkpoint.h"
 #include "toolkit/core/error.h"
 #include "toolkit/training/autocast_guard.h"
-#include "toolkit/training/checkpoint.h"
 #include "toolkit/training/optimizer.h"
 #include "toolkit/training/precision_master_weights.h"
 #include "toolkit/training/trainer.h"
-#include "toy_model.h"
+#include "toy_training.h"
 
 namespace csan::training {
 namespace {
 
-constexpr int64_t kVocab = 12, kPad = 1, kEos = 2;
+using namespace csan::checkpoint;
+
+using testing::kEos;
+using testing::kPad;
+using testing::kVocab;
 
 // Like testing::ToyModel, but every intermediate follows the weights' dtype, so the
 // whole model can be stored in bfloat16.
@@ -36,12 +39,14 @@ class LowPrecisionToyModel : public models::EncoderDecoderModel {
     hidden_ = register_module("hidden", torch::nn::Linear(2 * dim, dim));
     out_ = register_module("out", torch::nn::Linear(dim, vocab));
   }
-  models::EncoderOut encode(const torch::Tensor& src_tokens, const torch::Tensor&) override {
+  models::EncoderOut encode(const models::NamedTensors& input) override {
+    const auto& src_tokens = input.at("src_tokens");
     return {embed_(src_tokens), src_tokens.eq(kPad)};
   }
   torch::Tensor decode(const torch::Tensor& prev, const models::EncoderOut& enc, nn::IncrementalState*) override {
-    auto keep = enc.padding_mask.logical_not().unsqueeze(-1).to(enc.out.scalar_type());
-    auto pooled = (enc.out * keep).sum(1) / keep.sum(1);
+    const auto& memory = enc.at("encoder");
+    auto keep = memory.padding_mask.logical_not().unsqueeze(-1).to(memory.out.scalar_type());
+    auto pooled = (memory.out * keep).sum(1) / keep.sum(1);
     auto x = embed_(prev);
     x = torch::cat({x, pooled.unsqueeze(1).expand_as(x)}, -1);
     return out_(torch::relu(hidden_(x)));
@@ -54,25 +59,11 @@ class LowPrecisionToyModel : public models::EncoderDecoderModel {
   torch::nn::Linear hidden_{nullptr}, out_{nullptr};
 };
 
-core::Config training_config() {
-  core::ConfigSchema schema;
-  declare_criterion_options(schema);
-  declare_optimizer_options(schema);
-  declare_lr_scheduler_options(schema);
-  declare_precision_options(schema);
-  schema.add_double("optimization.lr", 1e-2, "lr");
-  schema.add_int("optimization.max_update", 0, "max");
-  schema.add_int("optimization.update_freq", 1, "update freq");
-  core::Config cfg(schema);
-  cfg.set("criterion.label_smoothing", 0.1);
-  cfg.set("lr_scheduler.warmup_updates", int64_t{3});
-  cfg.set("optimizer.name", std::string("adamw"));
-  return cfg;
-}
+core::Config training_config() { return testing::toy_training_config(); }
 
 // The trainer with `precision`, building the optimizer over its optimizer_params() as
 // the train loop does.
-Trainer make_trainer(std::shared_ptr<models::EncoderDecoderModel> model, std::unique_ptr<PrecisionPolicy> precision) {
+Trainer make_trainer(std::shared_ptr<models::Model> model, std::unique_ptr<PrecisionPolicy> precision) {
   auto cfg = training_config();
   TrainerParts parts;
   parts.model = std::move(model);
@@ -93,25 +84,7 @@ std::unique_ptr<MasterWeightsPrecision> bf16_masters(double init_scale, int64_t 
   return std::make_unique<MasterWeightsPrecision>("bf16-masters", torch::kBFloat16, o);
 }
 
-// Deterministic batches of toy "sentences" (ids 4..11, ending with </s>).
-TensorBatch make_batch(int index, int sentences = 4) {
-  std::vector<std::vector<int64_t>> src, tgt;
-  std::vector<int64_t> ids;
-  for (int s = 0; s < sentences; ++s) {
-    const int n = 2 + (index * 7 + s * 3) % 5;
-    std::vector<int64_t> a, b;
-    for (int k = 0; k < n; ++k) {
-      a.push_back(4 + (index * 5 + s * 11 + k * 3) % 8);
-      b.push_back(4 + (a.back() + k) % 8);
-    }
-    a.push_back(kEos);
-    b.push_back(kEos);
-    src.push_back(a);
-    tgt.push_back(b);
-    ids.push_back(s);
-  }
-  return to_tensors(data::collate_pairs(ids, src, tgt, kPad, kEos));
-}
+TensorBatch make_batch(int index, int sentences = 4) { return testing::toy_batch(index, sentences); }
 
 std::vector<torch::Tensor> clones(const std::vector<torch::Tensor>& tensors) {
   std::vector<torch::Tensor> out;

@@ -2,7 +2,6 @@
 // --max-update, or by SIGTERM at an arbitrary moment) and resumed must end with weights
 // bit-identical to an uninterrupted run. Uses the built executables to make the data.
 #include <gtest/gtest.h>
-
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,13 +14,15 @@
 #include <thread>
 #include <vector>
 
-#include "toolkit/training/checkpoint.h"
-#include "toolkit/training/checkpoint_model.h"
+#include "toolkit/checkpoint/checkpoint.h"
+#include "toolkit/tasks/model_loader.h"
 
 namespace fs = std::filesystem;
 
 namespace csan::training {
 namespace {
+
+using checkpoint::CheckpointReader;
 
 pid_t spawn(const std::vector<std::string>& argv, const std::string& log) {
   pid_t pid = ::fork();
@@ -77,10 +78,26 @@ class Resume : public ::testing::Test {
   std::vector<std::string> train_command(const std::string& save_dir, int64_t max_update) {
     return {std::string(CSAN_BIN_DIR) + "/csan-train",
             std::string(CSAN_SOURCE_DIR) + "/recipes/tiny-transformer.yaml",
-            "--data", root_ + "/data", "--save-dir", save_dir, "--max-update", std::to_string(max_update),
-            "--max-tokens", "256", "--log-interval", "1", "--seed", "5",
-            "--set", "optimization.max_epoch=0", "--set", "lr_scheduler.warmup_updates=10",
-            "--set", "dataset.validate_interval_updates=7", "--set", "checkpoint.save_interval_updates=4"};
+            "--data",
+            root_ + "/data",
+            "--save-dir",
+            save_dir,
+            "--max-update",
+            std::to_string(max_update),
+            "--max-tokens",
+            "256",
+            "--log-interval",
+            "1",
+            "--seed",
+            "5",
+            "--set",
+            "optimization.max_epoch=0",
+            "--set",
+            "lr_scheduler.warmup_updates=10",
+            "--set",
+            "dataset.validate_interval_updates=7",
+            "--set",
+            "checkpoint.save_interval_updates=4"};
   }
 
   static std::string root_;
@@ -89,7 +106,7 @@ std::string Resume::root_;
 
 // The named parameters and buffers of the model in a checkpoint.
 std::map<std::string, torch::Tensor> weights(const std::string& checkpoint) {
-  auto loaded = load_model_from_checkpoint(checkpoint);
+  auto loaded = tasks::load_model(checkpoint);
   std::map<std::string, torch::Tensor> out;
   for (const auto& p : loaded.model->named_parameters()) out[p.key()] = p.value().detach().clone();
   return out;

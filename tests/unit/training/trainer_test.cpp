@@ -5,27 +5,22 @@
 #include <filesystem>
 #include <fstream>
 
+#include "toolkit/checkpoint/checkpoint.h"
 #include "toolkit/core/error.h"
-#include "toolkit/training/checkpoint.h"
 #include "toolkit/training/optimizer.h"
-#include "toy_model.h"
+#include "toy_training.h"
 
 namespace csan::training {
 namespace {
 
-constexpr int64_t kVocab = 12, kPad = 1, kEos = 2;
+using namespace csan::checkpoint;
+
+using testing::kEos;
+using testing::kPad;
+using testing::kVocab;
 
 core::Config training_config() {
-  core::ConfigSchema schema;
-  declare_criterion_options(schema);
-  declare_optimizer_options(schema);
-  declare_lr_scheduler_options(schema);
-  schema.add_double("optimization.lr", 1e-2, "lr");
-  schema.add_int("optimization.max_update", 0, "max");
-  core::Config cfg(schema);
-  cfg.set("criterion.label_smoothing", 0.1);
-  cfg.set("lr_scheduler.warmup_updates", int64_t{3});
-  cfg.set("optimizer.name", std::string("adamw"));
+  auto cfg = testing::toy_training_config();
   cfg.set("optimizer.weight_decay", 0.01);
   return cfg;
 }
@@ -44,25 +39,7 @@ Trainer make_trainer(uint64_t init_seed, double dropout) {
   return Trainer(std::move(parts));
 }
 
-// Deterministic batches of random "sentences" (ids 4..11, ending with </s>).
-TensorBatch make_batch(int index, int sentences = 3) {
-  std::vector<std::vector<int64_t>> src, tgt;
-  std::vector<int64_t> ids;
-  for (int s = 0; s < sentences; ++s) {
-    const int n = 2 + (index * 7 + s * 3) % 5;
-    std::vector<int64_t> a, b;
-    for (int k = 0; k < n; ++k) {
-      a.push_back(4 + (index * 5 + s * 11 + k * 3) % 8);
-      b.push_back(4 + (a.back() + k) % 8);  // a learnable function of the source
-    }
-    a.push_back(kEos);
-    b.push_back(kEos);
-    src.push_back(a);
-    tgt.push_back(b);
-    ids.push_back(s);
-  }
-  return to_tensors(data::collate_pairs(ids, src, tgt, kPad, kEos));
-}
+TensorBatch make_batch(int index, int sentences = 3) { return testing::toy_batch(index, sentences); }
 
 std::vector<torch::Tensor> snapshot(Trainer& t) {
   std::vector<torch::Tensor> out;
@@ -85,12 +62,13 @@ std::string temp_path(const std::string& name) {
 
 CheckpointMeta sample_meta() {
   CheckpointMeta meta;
+  meta.task = "toy-task";
   meta.recipe_yaml = "model:\n  arch: toy\n";
-  meta.src_lang = "de";
-  meta.tgt_lang = "en";
-  meta.src_dict = "a 5\nb 3\n";
-  meta.tgt_dict = "c 2\n";
-  meta.spm_model = std::string("\x00\x01spm\xff", 6);
+  meta.data = {{"src_lang", "de"},
+               {"tgt_lang", "en"},
+               {"src_dict", "a 5\nb 3\n"},
+               {"tgt_dict", "c 2\n"},
+               {"spm_model", std::string("\x00\x01spm\xff", 6)}};
   return meta;
 }
 
@@ -127,12 +105,14 @@ TEST(Trainer, UpdateFreqEqualsOneBigBatch) {
     return torch::constant_pad_nd(t, {0, cols - t.size(1)}, kPad);
   };
   TensorBatch merged;
-  const int64_t s = std::max(one.src_tokens.size(1), two.src_tokens.size(1));
-  const int64_t t = std::max(one.target.size(1), two.target.size(1));
-  merged.src_tokens = torch::cat({pad_to(one.src_tokens, s), pad_to(two.src_tokens, s)});
-  merged.src_lengths = torch::cat({one.src_lengths, two.src_lengths});
-  merged.prev_output_tokens = torch::cat({pad_to(one.prev_output_tokens, t), pad_to(two.prev_output_tokens, t)});
-  merged.target = torch::cat({pad_to(one.target, t), pad_to(two.target, t)});
+  auto field = [](const TensorBatch& b, const char* name) { return b.fields.at(name); };
+  const int64_t s = std::max(field(one, "src_tokens").size(1), field(two, "src_tokens").size(1));
+  const int64_t t = std::max(field(one, "target").size(1), field(two, "target").size(1));
+  for (const char* name : {"src_tokens", "prev_output_tokens", "target"}) {
+    const int64_t cols = std::string(name) == "src_tokens" ? s : t;
+    merged.fields.set(name, torch::cat({pad_to(field(one, name), cols), pad_to(field(two, name), cols)}));
+  }
+  merged.fields.set("src_lengths", torch::cat({field(one, "src_lengths"), field(two, "src_lengths")}));
   merged.ntokens = one.ntokens + two.ntokens;
   merged.nsentences = 4;
   b.train_step({merged});
@@ -205,12 +185,12 @@ TEST(Checkpoint, MetaAndProgressRoundTrip) {
   save(trainer, path, progress);
   CheckpointReader reader(path);
   const auto expected = sample_meta();
+  EXPECT_EQ(reader.format_version(), 2);
+  EXPECT_EQ(reader.meta().task, "toy-task");
   EXPECT_EQ(reader.meta().recipe_yaml, expected.recipe_yaml);
-  EXPECT_EQ(reader.meta().src_lang, "de");
-  EXPECT_EQ(reader.meta().tgt_lang, "en");
-  EXPECT_EQ(reader.meta().src_dict, expected.src_dict);
-  EXPECT_EQ(reader.meta().tgt_dict, expected.tgt_dict);
-  EXPECT_EQ(reader.meta().spm_model, expected.spm_model);
+  EXPECT_EQ(reader.meta().data, expected.data);  // binary bytes included
+  EXPECT_EQ(reader.meta().get("src_lang"), "de");
+  EXPECT_EQ(reader.meta().get("no such data"), "");
   EXPECT_EQ(reader.progress().epoch, 4);
   EXPECT_EQ(reader.progress().next_batch, 17);
   EXPECT_EQ(reader.progress().num_updates, 1);

@@ -1,32 +1,43 @@
 // Self-contained checkpoints: model weights plus everything needed to resume training
 // exactly (optimizer, schedule position, precision state, RNG states, position in the
-// epoch) or to translate without the data directory (the resolved recipe, both
-// dictionaries and the SentencePiece model). The file is a torch serialization archive
-// (a zip) followed by a checksum trailer, written atomically (temporary file + rename).
+// epoch) or to use the model without the data directory (the task, the resolved recipe
+// and the task's data: dictionaries, the SentencePiece model). The file is a torch
+// serialization archive (a zip) followed by a checksum trailer, written atomically
+// (temporary file + rename). Training writes it and csan-generate, checkpoint averaging
+// and the tests read it, so it lives below both (toolkit/checkpoint/).
+// Format 2 (this one) stores the task and its data under names; format 1 (before tasks)
+// was translation's fixed fields and still loads, as the translation task's data.
 #pragma once
+
+#include <torch/torch.h>
 
 #include <cstdint>
 #include <map>
 #include <string>
 
-#include <torch/torch.h>
+namespace csan::checkpoint {
 
-namespace csan::training {
-
-// What generation needs besides the weights, and what identifies the run.
+// What using the model needs besides the weights, and what identifies the run.
 struct CheckpointMeta {
-  std::string recipe_yaml;  // Config::to_yaml() of the run
-  std::string src_lang, tgt_lang;
-  std::string src_dict, tgt_dict;  // dict.txt contents
-  std::string spm_model;           // SentencePiece model bytes ("" if the data had none)
+  std::string task = "translation";  // the task that trained it (task.name)
+  std::string recipe_yaml;           // Config::to_yaml() of the run
+  // The task's data by name, e.g. translation's "src_lang", "tgt_lang", "src_dict",
+  // "tgt_dict" (dict.txt contents) and "spm_model" (model bytes, "" if none).
+  std::map<std::string, std::string> data;
+
+  // data[name], or "" when absent.
+  std::string get(const std::string& name) const {
+    auto it = data.find(name);
+    return it == data.end() ? std::string() : it->second;
+  }
 };
 
 // Where training stands; enough to continue bit-identically.
 struct TrainingProgress {
   int64_t epoch = 1;
-  int64_t next_batch = 0;   // next batch of `epoch` to train on
+  int64_t next_batch = 0;  // next batch of `epoch` to train on
   int64_t num_updates = 0;
-  double best_metric = 0;   // best validation metric so far (valid iff has_best)
+  double best_metric = 0;  // best validation metric so far (valid iff has_best)
   bool has_best = false;
   int64_t bad_validations = 0;  // validations without improvement (patience)
   int64_t nan_streak = 0;
@@ -59,7 +70,9 @@ class CheckpointReader {
   const std::string& path() const { return path_; }
   const CheckpointMeta& meta() const { return meta_; }
   const TrainingProgress& progress() const { return progress_; }
-  // Copies the saved weights into `model` (names and shapes must match).
+  int64_t format_version() const { return format_version_; }
+  // Copies the saved weights into `model` (names and shapes must match; a submodule
+  // without parameters or buffers may be missing from the file).
   void load_model(torch::nn::Module& model);
   void load_optimizer(torch::optim::Optimizer& optimizer);
   bool has_section(const std::string& name);
@@ -74,6 +87,7 @@ class CheckpointReader {
   torch::serialize::InputArchive archive_;
   CheckpointMeta meta_;
   TrainingProgress progress_;
+  int64_t format_version_ = 0;
 };
 
-}  // namespace csan::training
+}  // namespace csan::checkpoint

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace csan::generation {
+namespace csan::tasks {
 
 // The newest `count` epoch checkpoints (checkpointN.pt) or, with by_updates, update
 // checkpoints (checkpoint_E_U.pt) of `dir`, newest first; with upper_bound >= 0 only
@@ -16,7 +16,8 @@ std::vector<std::string> last_checkpoints(const std::string& dir, int64_t count,
                                           int64_t upper_bound = -1);
 
 // Averages `inputs` into `output` (written atomically). Throws csan::Error naming the
-// file for a missing or corrupt input, or one from another model or vocabulary.
+// file for a missing or corrupt input, or one of another task, model or vocabulary
+// (schedule settings such as max_update may differ).
 void average_checkpoints(const std::vector<std::string>& inputs, const std::string& output);
 
-}  // namespace csan::generation
+}  // namespace csan::tasks

@@ -1,4 +1,4 @@
-#include "toolkit/training/checkpoint.h"
+#include "toolkit/checkpoint/checkpoint.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -10,11 +10,13 @@
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
 
-namespace csan::training {
+namespace csan::checkpoint {
 
 namespace {
 
-constexpr int64_t kFormatVersion = 1;
+constexpr int64_t kFormatVersion = 2;
+// Format 1: translation's fixed meta fields (still read, as the translation task's data).
+const char* const kVersion1Fields[] = {"src_lang", "tgt_lang", "src_dict", "tgt_dict", "spm_model"};
 
 // torch's zip reader does not verify CRCs, so a flipped byte inside a tensor would load
 // silently. Every checkpoint therefore ends with a trailer: magic, a 64-bit hash of the
@@ -53,12 +55,16 @@ torch::Tensor int64_tensor(std::vector<int64_t> values) { return torch::tensor(v
 CheckpointWriter::CheckpointWriter() { archive_.write("csan_checkpoint_version", c10::IValue(kFormatVersion)); }
 
 void CheckpointWriter::set_meta(const CheckpointMeta& meta) {
+  archive_.write("meta.task", bytes_tensor(meta.task));
   archive_.write("meta.recipe", bytes_tensor(meta.recipe_yaml));
-  archive_.write("meta.src_lang", bytes_tensor(meta.src_lang));
-  archive_.write("meta.tgt_lang", bytes_tensor(meta.tgt_lang));
-  archive_.write("meta.src_dict", bytes_tensor(meta.src_dict));
-  archive_.write("meta.tgt_dict", bytes_tensor(meta.tgt_dict));
-  archive_.write("meta.spm_model", bytes_tensor(meta.spm_model));
+  std::string names;
+  for (const auto& [name, bytes] : meta.data) {
+    if (name.empty() || name.find('\n') != std::string::npos)
+      throw Error("checkpoint meta: bad data name '" + name + "'");
+    names += name + "\n";
+    archive_.write("meta.data." + name, bytes_tensor(bytes));
+  }
+  archive_.write("meta.data_names", bytes_tensor(names));
 }
 
 void CheckpointWriter::set_progress(const TrainingProgress& p) {
@@ -117,20 +123,27 @@ CheckpointReader::CheckpointReader(const std::string& path) : path_(path) {
   try {
     c10::IValue version;
     if (!archive_.try_read("csan_checkpoint_version", version)) fail("not a csan checkpoint");
-    if (version.toInt() != kFormatVersion)
-      fail("checkpoint format " + std::to_string(version.toInt()) + " is not supported (expected " +
+    format_version_ = version.toInt();
+    if (format_version_ != kFormatVersion && format_version_ != 1)
+      fail("checkpoint format " + std::to_string(format_version_) + " is not supported (this csan reads 1 and " +
            std::to_string(kFormatVersion) + ")");
-    auto text = [&](const char* key) {
+    auto text = [&](const std::string& key) {
       torch::Tensor t;
       archive_.read(key, t);
       return tensor_bytes(t);
     };
     meta_.recipe_yaml = text("meta.recipe");
-    meta_.src_lang = text("meta.src_lang");
-    meta_.tgt_lang = text("meta.tgt_lang");
-    meta_.src_dict = text("meta.src_dict");
-    meta_.tgt_dict = text("meta.tgt_dict");
-    meta_.spm_model = text("meta.spm_model");
+    if (format_version_ == 1) {
+      meta_.task = "translation";
+      for (const char* field : kVersion1Fields) meta_.data[field] = text(std::string("meta.") + field);
+    } else {
+      meta_.task = text("meta.task");
+      const std::string names = text("meta.data_names");
+      for (size_t start = 0, end; (end = names.find('\n', start)) != std::string::npos; start = end + 1) {
+        const std::string name = names.substr(start, end - start);
+        meta_.data[name] = text("meta.data." + name);
+      }
+    }
     torch::Tensor counters, best;
     archive_.read("progress.counters", counters);
     archive_.read("progress.best_metric", best);
@@ -152,12 +165,17 @@ namespace {
 // checkpoint written by a low-precision run (fp16/bf16 weights) load into an fp32 model
 // for generation, and is exact when the dtypes agree (resume). copy_ broadcasts, so the
 // shapes are checked first.
-void copy_into(torch::serialize::InputArchive& archive, const std::string& key, torch::Tensor& target,
-               bool is_buffer) {
+void copy_into(torch::serialize::InputArchive& archive, const std::string& key, torch::Tensor& target, bool is_buffer) {
   torch::Tensor stored;
   archive.read(key, stored, is_buffer);
   if (stored.sizes() != target.sizes()) throw std::runtime_error("shape mismatch for " + key);
   target.copy_(stored);
+}
+
+// A submodule without any parameter or buffer (an attention chain of parameter-free
+// entries) may be missing from the file: checkpoints written before it existed load.
+bool holds_no_tensors(const torch::nn::Module& module) {
+  return module.parameters(/*recurse=*/true).empty() && module.buffers(/*recurse=*/true).empty();
 }
 
 void load_module_converting(torch::nn::Module& module, torch::serialize::InputArchive& archive) {
@@ -166,7 +184,10 @@ void load_module_converting(torch::nn::Module& module, torch::serialize::InputAr
   for (auto& buffer : module.named_buffers(/*recurse=*/false)) copy_into(archive, buffer.key(), buffer.value(), true);
   for (const auto& child : module.named_children()) {
     torch::serialize::InputArchive child_archive;
-    archive.read(child.key(), child_archive);
+    if (!archive.try_read(child.key(), child_archive)) {
+      if (holds_no_tensors(*child.value())) continue;
+      throw std::runtime_error("missing module " + child.key());
+    }
     load_module_converting(*child.value(), child_archive);
   }
 }
@@ -215,4 +236,4 @@ void CheckpointReader::restore_rng_state() {
   gen.set_state(state);
 }
 
-}  // namespace csan::training
+}  // namespace csan::checkpoint

@@ -1,0 +1,28 @@
+// Translation models ready to decode, with what decoding needs from their checkpoints:
+// the dictionaries, the language pair and the SentencePiece model. Several models form
+// an ensemble; they share the dictionaries (the search averages their distributions
+// over one target vocabulary). The translation task loads it (toolkit/tasks/).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "toolkit/models/encoder_decoder_model.h"
+#include "toolkit/text/dictionary.h"
+
+namespace csan::generation {
+
+struct LoadedEnsemble {
+  std::vector<std::shared_ptr<models::EncoderDecoderModel>> models;  // in eval mode
+  std::string src_lang, tgt_lang;
+  text::Dictionary src_dict, tgt_dict;
+  std::string spm_model;  // SentencePiece model bytes ("" when the data had none)
+
+  bool sentencepiece() const { return !spm_model.empty(); }
+};
+
+// "a.pt:b.pt" -> {"a.pt", "b.pt"} (fairseq's --path separator).
+std::vector<std::string> split_paths(const std::string& joined);
+
+}  // namespace csan::generation

@@ -1,0 +1,78 @@
+#include "toolkit/tasks/checkpoint_averaging.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+
+#include "toolkit/checkpoint/checkpoint.h"
+#include "toolkit/core/error.h"
+#include "toolkit/tasks/model_loader.h"
+#include "toolkit/training/recipe_compat.h"
+
+namespace fs = std::filesystem;
+
+namespace csan::tasks {
+
+std::vector<std::string> last_checkpoints(const std::string& dir, int64_t count, bool by_updates, int64_t upper_bound) {
+  if (!fs::is_directory(dir)) throw Error(dir + ": no such checkpoint directory");
+  const std::regex pattern(by_updates ? R"(checkpoint_\d+_(\d+)\.pt)" : R"(checkpoint(\d+)\.pt)");
+  std::vector<std::pair<int64_t, std::string>> found;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    std::smatch m;
+    if (!std::regex_match(name, m, pattern)) continue;
+    const int64_t number = std::stoll(m[1]);
+    if (upper_bound < 0 || number <= upper_bound) found.emplace_back(number, entry.path().string());
+  }
+  if (static_cast<int64_t>(found.size()) < count)
+    throw Error(dir + ": found " + std::to_string(found.size()) + " " + (by_updates ? "update" : "epoch") +
+                " checkpoints, " + std::to_string(count) + " requested");
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::string> paths;
+  for (int64_t i = 0; i < count; ++i) paths.push_back(found[i].second);
+  return paths;
+}
+
+namespace {
+
+// What makes two checkpoints averageable: the same task, the same data (dictionaries)
+// and the same model (every model.* key of the resolved recipes). Schedule keys may
+// differ: a resumed run that raised max_update still averages with its earlier
+// checkpoints. Returns what differs, "" when nothing does.
+std::string model_difference(const LoadedModel& a, const LoadedModel& b) {
+  if (a.meta.task != b.meta.task) return "task " + a.meta.task + " vs " + b.meta.task;
+  if (a.meta.data != b.meta.data) return "their data (dictionaries) differ";
+  for (const auto& change : training::recipe_changes(a.config, b.config))
+    if (training::defines_model(change.key))
+      return "model key " + change.key + " " + change.saved + " vs " + change.current;
+  return "";
+}
+
+}  // namespace
+
+void average_checkpoints(const std::vector<std::string>& inputs, const std::string& output) {
+  if (inputs.empty()) throw Error("no checkpoints to average");
+  checkpoint::CheckpointReader first(inputs[0]);
+  const LoadedModel average = load_model(first);
+  torch::NoGradGuard no_grad;
+  // Sums in double: averaging many float32 checkpoints should not lose digits.
+  auto params = average.model->named_parameters(/*recurse=*/true);
+  std::vector<torch::Tensor> sums;
+  for (const auto& p : params) sums.push_back(p.value().to(torch::kDouble));
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    const LoadedModel loaded = load_model(inputs[i]);
+    const std::string difference = model_difference(average, loaded);
+    if (!difference.empty()) throw Error(inputs[i] + ": not the same model as " + inputs[0] + " (" + difference + ")");
+    auto other = loaded.model->named_parameters(/*recurse=*/true);
+    for (size_t j = 0; j < params.size(); ++j) sums[j] += other[params[j].key()].to(torch::kDouble);
+  }
+  for (size_t j = 0; j < params.size(); ++j) params[j].value().copy_(sums[j] / static_cast<double>(inputs.size()));
+
+  checkpoint::CheckpointWriter writer;
+  writer.set_meta(first.meta());
+  writer.set_progress(first.progress());
+  writer.set_model(*average.model);
+  writer.write(output);
+}
+
+}  // namespace csan::tasks

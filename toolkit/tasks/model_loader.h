@@ -1,0 +1,35 @@
+// The one checkpoint -> model loader: rebuilds the model a checkpoint describes from
+// what the checkpoint embeds (its task, resolved recipe and the task's data: no data
+// directory needed) and loads its weights. csan-generate, checkpoint averaging, the
+// benchmarks and the tests use it.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "toolkit/checkpoint/checkpoint.h"
+#include "toolkit/core/config.h"
+#include "toolkit/models/model.h"
+#include "toolkit/models/model_context.h"
+
+namespace csan::tasks {
+
+struct LoadedModel {
+  std::shared_ptr<models::Model> model;  // in eval mode
+  core::Config config;                   // the run's resolved recipe
+  models::ModelContext context;
+  checkpoint::CheckpointMeta meta;
+  std::string path;
+};
+
+// Throws csan::Error naming the file if it is not a readable csan checkpoint, was
+// written by a task this build does not have, or its weights do not fit its recipe.
+LoadedModel load_model(checkpoint::CheckpointReader& reader);
+LoadedModel load_model(const std::string& path);
+
+// Member `path` of an ensemble whose first member `first` is: throws csan::Error when
+// its task differs ("an ensemble needs one task").
+LoadedModel load_ensemble_member(const std::string& path, const checkpoint::CheckpointMeta& first,
+                                 const std::string& first_path);
+
+}  // namespace csan::tasks
