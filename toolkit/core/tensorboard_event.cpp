@@ -72,6 +72,8 @@ std::string encode_scalars_event(double wall_time, int64_t step, const std::vect
   for (const auto& scalar : scalars) {
     std::string value;
     put_bytes(value, kValueTag, scalar.tag);
+    // simple_value is a member of Summary.Value's oneof, so it is written even when 0
+    // (a reader tells a scalar from an image or histogram by which member is present).
     const float simple = static_cast<float>(scalar.value);
     uint32_t bits;
     std::memcpy(&bits, &simple, 4);

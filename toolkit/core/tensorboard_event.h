@@ -1,5 +1,5 @@
-// The three TensorBoard messages csan writes (tensorboard/compat/proto event.proto and
-// summary.proto: Event, Summary, Summary.Value, plus SessionLog for restarts), encoded by
+// The TensorBoard messages csan writes (tensorboard/compat/proto event.proto and
+// summary.proto: Event, Summary, Summary.Value, and SessionLog for restarts), encoded by
 // hand in protobuf's wire format.
 //
 // Why not Debian's libprotobuf (measured with protobuf 3.21.12, LibTorch 1.13, Debian 12):
@@ -12,6 +12,8 @@
 //   the torch-free logging in core, which every executable links.
 // - Generated code would also make protoc (protobuf-compiler, not installed by default)
 //   a build dependency, for 4 small messages (9 fields) that take ~60 lines to encode.
+// The encoder's output was compared once with libprotobuf 3.21.12 serializing the same
+// messages from a .proto with TensorBoard's field numbers and oneofs: byte-identical.
 #pragma once
 
 #include <cstdint>

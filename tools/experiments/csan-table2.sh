@@ -18,6 +18,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
+read -r load_at_start _ < /proc/loadavg  # times per update mean little on a busy machine
 die() { echo "csan-table2: error: $*" >&2; exit 1; }
 step() { echo "csan-table2: $*" >&2; }
 
@@ -120,7 +121,7 @@ done
 
 commit=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
-setting="$setting Commit $commit; $(nproc) CPU cores (${cpu:-unknown CPU}); $(date -u +%Y-%m-%d)."
+setting="$setting Commit $commit; $(nproc) CPU cores (${cpu:-unknown CPU}), load average $load_at_start when the script started; $(date -u +%Y-%m-%d)."
 "$python" "$root/tools/experiments/results_table.py" --output results.md \
   --title "CSAN Table 2: Transformer vs CSAN-1D vs CSAN-2D, $corpus" --setting "$setting" \
   --valid-scores valid-scores.json --test-scores test-scores.json \
