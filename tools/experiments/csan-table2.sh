@@ -129,7 +129,7 @@ setting="$setting Commit $commit; $(nproc) CPU cores (${cpu:-unknown CPU}), load
 
 if "$python" -c 'import matplotlib' 2>/dev/null; then
   "$python" "$root/tools/plot-curves" transformer csan1d csan2d --label Transformer --label CSAN-1D \
-    --label CSAN-2D --title "$corpus: Transformer vs CSAN-1D vs CSAN-2D (seed $seed)" -o curves.png
+    --label CSAN-2D --title "CSAN Table 2, $corpus: Transformer vs CSAN-1D vs CSAN-2D (seed $seed)" -o curves.png
   "$python" "$root/tools/plot-curves" --paired-bs test-scores.json -o test-significance.png \
     --title "Test set: paired bootstrap against Transformer (* p < 0.05)"
   plots=" curves.png, test-significance.png"
