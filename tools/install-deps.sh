@@ -2,6 +2,9 @@
 # Installs the Debian packages csan builds against, then makes sure OpenBLAS is the
 # active libblas.so.3 (LibTorch from Debian calls the system BLAS; the reference BLAS
 # is about 25x slower). Idempotent and quiet when everything is already present.
+#   tools/install-deps.sh [--plots]
+# --plots also installs Debian's python3-matplotlib for tools/plot-curves; the default
+# install leaves it out (no test or executable needs it).
 set -euo pipefail
 
 packages=(
@@ -15,6 +18,13 @@ packages=(
   libgtest-dev
   nlohmann-json3-dev   # tests read the JSON test vectors
 )
+
+for arg in "$@"; do
+  case "$arg" in
+    --plots) packages+=(python3-matplotlib) ;;
+    *) echo "install-deps: error: unknown option '$arg' (only --plots)" >&2; exit 1 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,126 @@
+// tools/experiments/csan-table2.sh end to end: --quick (toy corpus, tiny recipe) produces
+// the results table with the three systems, and bad options are one-line errors. The
+// full setting (hours of training) is not run here.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "cli_runner.h"
+
+namespace fs = std::filesystem;
+using csan::testing::run;
+
+namespace {
+
+const std::string kScript = std::string(CSAN_SOURCE_DIR) + "/tools/experiments/csan-table2.sh";
+const std::string kBuildDir = fs::path(CSAN_TOOLS_DIR).parent_path().string();
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, sep);) parts.push_back(part);
+  return parts;
+}
+
+std::string trim(const std::string& s) {
+  const auto a = s.find_first_not_of(' '), b = s.find_last_not_of(' ');
+  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+}
+
+// The table's rows: system name -> its cells.
+std::map<std::string, std::vector<std::string>> table_rows(const std::string& markdown) {
+  std::map<std::string, std::vector<std::string>> rows;
+  for (const std::string& line : split(markdown, '\n')) {
+    if (line.rfind("| ", 0) != 0 || line.rfind("| System", 0) == 0) continue;
+    std::vector<std::string> cells;
+    for (const std::string& cell : split(line, '|')) cells.push_back(trim(cell));
+    cells.erase(cells.begin());  // before the first '|'
+    rows[cells[0]] = cells;
+  }
+  return rows;
+}
+
+bool is_one_line(const std::string& text) {
+  return !text.empty() && text.back() == '\n' && text.find('\n') == text.size() - 1;
+}
+
+TEST(CsanTable2, QuickRunWritesTheTableOfTheThreeSystems) {
+  const fs::path out = csan::testing::make_temp_dir("csan_table2_quick");
+  const auto result = run({"/bin/bash", kScript, "--quick", "--out", out.string(), "--build", kBuildDir});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const std::string table = slurp(out / "results.md");
+  EXPECT_EQ(result.out, table);  // the table is also printed
+  EXPECT_NE(table.find("| System | Parameters | Time per update | Valid BLEU | Valid chrF2 | Test BLEU | Test chrF2 |"),
+            std::string::npos) << table;
+  EXPECT_NE(table.find("Commit "), std::string::npos);  // the run says what produced it
+
+  const auto rows = table_rows(table);
+  ASSERT_EQ(rows.size(), 3u) << table;
+  for (const char* name : {"Transformer", "CSAN-1D", "CSAN-2D"}) {
+    ASSERT_TRUE(rows.count(name)) << name << "\n" << table;
+    const auto& cells = rows.at(name);
+    ASSERT_EQ(cells.size(), 9u) << table;
+    // CSAN is parameter-free: the three parameter counts are equal.
+    EXPECT_EQ(cells[1], rows.at("Transformer")[1]);
+    EXPECT_TRUE(std::regex_match(cells[1], std::regex("[0-9]{1,3}(,[0-9]{3})+"))) << cells[1];
+    EXPECT_TRUE(std::regex_match(cells[2], std::regex("[0-9]+\\.[0-9]{3} s"))) << cells[2];
+    EXPECT_GT(std::stod(cells[2]), 0.0);
+    for (int i = 3; i <= 6; ++i) {
+      const double score = std::stod(cells[i]);
+      EXPECT_GE(score, 0.0);
+      EXPECT_LE(score, 100.0);
+    }
+    if (std::string(name) == "Transformer") {
+      EXPECT_EQ(cells[7], "–");
+      EXPECT_EQ(cells[8], "–");
+    } else {
+      for (int i : {7, 8}) EXPECT_TRUE(std::regex_match(cells[i], std::regex("[01]\\.[0-9]{3}\\*?"))) << cells[i];
+    }
+    // Every test sentence was translated, in order, one line each.
+    EXPECT_EQ(split(slurp(out / "hyp" / "test" / name), '\n').size(), 200u) << name;
+  }
+  // The test BLEU in the table is csan-score's.
+  EXPECT_NE(slurp(out / "test-scores.json").find("\"system\": \"Baseline: Transformer\""), std::string::npos);
+  if (fs::exists(out / "curves.png")) {
+    EXPECT_EQ(slurp(out / "curves.png").substr(0, 4), "\x89PNG");
+    EXPECT_TRUE(fs::exists(out / "test-significance.png"));
+  } else {
+    EXPECT_NE(result.err.find("no plots: python3-matplotlib is not installed"), std::string::npos) << result.err;
+  }
+}
+
+TEST(CsanTable2, MissingDataIsAOneLineErrorNamingIt) {
+  const fs::path out = csan::testing::make_temp_dir("csan_table2_nodata");
+  const auto result =
+      run({"/bin/bash", kScript, "--data", "/nonexistent/multi30k", "--out", out.string(), "--build", kBuildDir});
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_TRUE(is_one_line(result.err)) << result.err;
+  EXPECT_NE(result.err.find("/nonexistent/multi30k"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("train.en"), std::string::npos) << result.err;
+  EXPECT_FALSE(fs::exists(out / "data-bin"));
+}
+
+TEST(CsanTable2, BadOptionsAreOneLineErrors) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"--quik"}, {"--seed", "x"}, {"--out"}, {"--quick", "--build", "/nonexistent/build"}}) {
+    std::vector<std::string> argv = {"/bin/bash", kScript};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const auto result = run(argv);
+    EXPECT_NE(result.exit_code, 0) << args[0];
+    EXPECT_TRUE(is_one_line(result.err)) << result.err;
+    EXPECT_NE(result.err.find(args.back() == "/nonexistent/build" ? "/nonexistent/build" : args[0]),
+              std::string::npos) << result.err;
+  }
+}
+
+}  // namespace

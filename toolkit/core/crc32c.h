@@ -1,0 +1,18 @@
+// CRC-32C (Castagnoli), the checksum of TFRecord framing, and TensorFlow's "masked" form
+// of it. Masking exists because a CRC over bytes that themselves embed CRCs is weak; the
+// rotation and constant make the stored value differ from any raw CRC in the data.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace csan {
+
+uint32_t crc32c(const void* data, size_t size);
+inline uint32_t crc32c(std::string_view bytes) { return crc32c(bytes.data(), bytes.size()); }
+
+// ((crc >> 15) | (crc << 17)) + 0xa282ead8, as TFRecord files store it.
+uint32_t mask_crc32c(uint32_t crc);
+
+}  // namespace csan

@@ -1,0 +1,144 @@
+#!/usr/bin/python3
+"""Writes the Markdown results table of a comparison run by a tools/experiments script.
+
+  results_table.py --output results.md --title TEXT --setting TEXT
+                   --valid-scores valid.json --test-scores test.json
+                   NAME=SAVE_DIR [NAME=SAVE_DIR ...]
+
+The first system is the baseline. For each system: parameters (from SAVE_DIR/train.log,
+csan-train's "model ...: N parameters" line), time per update (the median over log
+intervals of 1/ups in SAVE_DIR/metrics.jsonl, so intervals that include a validation do
+not count), BLEU and chrF on valid and test (csan-score --paired-bs -f json, whose
+systems are named NAME) and the paired-bootstrap p-values against the baseline on test.
+Errors are one line naming the file; exit code 1.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+
+
+class TableError(Exception):
+    pass
+
+
+def parameters(save_dir):
+    path = os.path.join(save_dir, "train.log")
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            found = re.findall(r"([0-9][0-9,]*) parameters", f.read())
+    except OSError as e:
+        raise TableError(f"{path}: cannot read: {e.strerror}") from None
+    if not found:
+        raise TableError(f"{path}: no 'N parameters' line (did csan-train start?)")
+    return int(found[-1].replace(",", ""))
+
+
+def seconds_per_update(save_dir):
+    path = os.path.join(save_dir, "metrics.jsonl")
+    per_update = []
+    try:
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise TableError(f"{path}:{number}: malformed JSON record: {e.msg}") from None
+                if record.get("kind") == "train" and record.get("ups", 0) > 0:
+                    per_update.append(1.0 / record["ups"])
+    except OSError as e:
+        raise TableError(f"{path}: cannot read: {e.strerror}") from None
+    if not per_update:
+        raise TableError(f"{path}: no train records with 'ups'")
+    return statistics.median(per_update)
+
+
+def paired_scores(path, names):
+    """{name: {metric: {"score", "p_value", ...}}} from csan-score --paired-bs -f json."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            systems = json.load(f)
+    except OSError as e:
+        raise TableError(f"{path}: cannot read: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise TableError(f"{path}:{e.lineno}: malformed JSON: {e.msg}") from None
+    by_name = {}
+    for system in systems if isinstance(systems, list) else []:
+        name = str(system.get("system", "")).removeprefix("Baseline: ")
+        by_name[os.path.basename(name)] = system
+    missing = [n for n in names if n not in by_name]
+    if missing:
+        raise TableError(f"{path}: no scores for {', '.join(missing)} (systems: {', '.join(by_name) or 'none'})")
+    return by_name
+
+
+def metric(system, prefix):
+    for key, value in system.items():
+        if key.lower().startswith(prefix):
+            return value
+    raise TableError(f"no {prefix} score for system '{system.get('system')}'")
+
+
+def p_value(system, prefix):
+    p = metric(system, prefix).get("p_value")
+    if p is None:
+        return "–"
+    return f"{p:.3f}" + ("*" if p < 0.05 else "")
+
+
+def table(systems, valid, test):
+    baseline = systems[0][0]
+    rows = [f"| System | Parameters | Time per update | Valid BLEU | Valid chrF2 | Test BLEU | Test chrF2 "
+            f"| p (BLEU) vs {baseline} | p (chrF2) vs {baseline} |",
+            "|---|--:|--:|--:|--:|--:|--:|--:|--:|"]
+    for name, save_dir in systems:
+        v, t = valid[name], test[name]
+        rows.append(f"| {name} | {parameters(save_dir):,} | {seconds_per_update(save_dir):.3f} s "
+                    f"| {metric(v, 'bleu')['score']:.2f} | {metric(v, 'chrf')['score']:.2f} "
+                    f"| {metric(t, 'bleu')['score']:.2f} | {metric(t, 'chrf')['score']:.2f} "
+                    f"| {p_value(t, 'bleu')} | {p_value(t, 'chrf')} |")
+    return "\n".join(rows) + "\n"
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--output", required=True)
+    parser.add_argument("--title", required=True)
+    parser.add_argument("--setting", required=True, help="one paragraph: data, recipe, updates, machine")
+    parser.add_argument("--valid-scores", required=True)
+    parser.add_argument("--test-scores", required=True)
+    parser.add_argument("systems", nargs="+", metavar="NAME=SAVE_DIR")
+    args = parser.parse_args(argv)
+    try:
+        systems = []
+        for entry in args.systems:
+            name, sep, save_dir = entry.partition("=")
+            if not sep or not name or not save_dir:
+                raise TableError(f"'{entry}': expected NAME=SAVE_DIR")
+            systems.append((name, save_dir))
+        names = [n for n, _ in systems]
+        valid = paired_scores(args.valid_scores, names)
+        test = paired_scores(args.test_scores, names)
+        text = (f"# {args.title}\n\n{args.setting}\n\n{table(systems, valid, test)}\n"
+                "Time per update: median over log intervals. BLEU and chrF2: csan-score (sacreBLEU 2.6.0, "
+                "13a tokenization) on detokenized output. p: paired bootstrap resampling (1,000 samples, "
+                "seed 12345) against the first system on test; * marks p < 0.05.\n")
+        temp = f"{args.output}.tmp.{os.getpid()}"
+        with open(temp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(temp, args.output)
+    except TableError as e:
+        print(f"results_table: error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"results_table: error: {args.output}: cannot write: {e.strerror}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
