@@ -1,6 +1,7 @@
 #include "cli_runner.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,8 +22,8 @@ std::string slurp(const std::string& path) {
 }
 }  // namespace
 
-RunResult run(const std::vector<std::string>& argv, const std::string& stdin_data,
-              const std::vector<std::string>& env, const std::string& cwd) {
+RunResult run(const std::vector<std::string>& argv, const std::string& stdin_data, const std::vector<std::string>& env,
+              const std::string& cwd) {
   std::string dir = make_temp_dir("run");
   std::string in_path = dir + "/stdin", out_path = dir + "/stdout", err_path = dir + "/stderr";
   std::ofstream(in_path, std::ios::binary) << stdin_data;
@@ -64,6 +65,17 @@ std::string make_temp_dir(const std::string& name) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();
+}
+
+std::string make_toy_data(const std::string& name, int train, int valid, int seed) {
+  const std::string d = make_temp_dir(name);
+  auto r = run({tool("csan-toy-corpus"), "--out-dir", d + "/raw", "--train", std::to_string(train), "--valid",
+                std::to_string(valid), "--test", "10", "--seed", std::to_string(seed)});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = run({bin("csan-preprocess"), "--source-lang", "src", "--target-lang", "tgt", "--trainpref", d + "/raw/train",
+           "--validpref", d + "/raw/valid", "--destdir", d + "/bin", "--joined-dictionary", "--spm-vocab-size", "200"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return d + "/bin";
 }
 
 }  // namespace csan::testing

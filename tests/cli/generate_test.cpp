@@ -63,8 +63,8 @@ class GenerateCli : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = csan::testing::make_temp_dir("generate_cli");
     const std::string raw = dir_ + "/raw";
-    auto corpus = run({tool("csan-toy-corpus"), "--out-dir", raw, "--train", "4000", "--valid", "100", "--test",
-                       "200", "--seed", "1", "--max-words", "10"});
+    auto corpus = run({tool("csan-toy-corpus"), "--out-dir", raw, "--train", "4000", "--valid", "100", "--test", "200",
+                       "--seed", "1", "--max-words", "10"});
     ASSERT_EQ(corpus.exit_code, 0) << describe(corpus);
     auto preprocess = run({bin("csan-preprocess"), "--source-lang", "src", "--target-lang", "tgt", "--trainpref",
                            raw + "/train", "--validpref", raw + "/valid", "--testpref", raw + "/test", "--destdir",
@@ -166,8 +166,8 @@ TEST_F(GenerateCli, NbestSamplingAndEnsembles) {
   EXPECT_EQ(by_kind(nbest.out)["H"].size(), 600u);
 
   auto single = generate({"--data", data, "--output-format", "plain"});
-  auto ensemble = run({bin("csan-generate"), "--path", checkpoint_ + ":" + checkpoint_, "--data", data,
-                       "--output-format", "plain"});
+  auto ensemble = run(
+      {bin("csan-generate"), "--path", checkpoint_ + ":" + checkpoint_, "--data", data, "--output-format", "plain"});
   ASSERT_EQ(ensemble.exit_code, 0) << describe(ensemble);
   EXPECT_EQ(ensemble.out, single.out) << "a model averaged with itself is the model";
   // Batch composition changes nothing.
@@ -176,8 +176,8 @@ TEST_F(GenerateCli, NbestSamplingAndEnsembles) {
 
   auto a = generate({"--data", data, "--sampling", "--beam", "1", "--seed", "3", "--output-format", "plain"});
   auto b = generate({"--data", data, "--sampling", "--beam", "1", "--seed", "3", "--output-format", "plain"});
-  auto c = generate({"--data", data, "--sampling", "--beam", "1", "--seed", "4", "--output-format", "plain",
-                     "--temperature", "3"});
+  auto c = generate(
+      {"--data", data, "--sampling", "--beam", "1", "--seed", "4", "--output-format", "plain", "--temperature", "3"});
   ASSERT_EQ(a.exit_code, 0) << describe(a);
   EXPECT_EQ(a.out, b.out);
   EXPECT_NE(a.out, c.out);
@@ -190,8 +190,8 @@ TEST_F(GenerateCli, ParallelBatchesEqualOneBatchAtATime) {
   const std::string data = dir_ + "/bin";
   const std::vector<std::string> one_thread = {"OMP_NUM_THREADS=1"};
   auto with = [&](const std::string& parallel, std::vector<std::string> extra) {
-    std::vector<std::string> argv = {bin("csan-generate"), "--path", checkpoint_, "--data", data, "--batch-size", "16",
-                                     "--parallel-batches", parallel};
+    std::vector<std::string> argv = {bin("csan-generate"), "--path", checkpoint_,          "--data", data,
+                                     "--batch-size",       "16",     "--parallel-batches", parallel};
     argv.insert(argv.end(), extra.begin(), extra.end());
     RunResult r = run(argv, "", one_thread);
     EXPECT_EQ(r.exit_code, 0) << describe(r);
@@ -216,7 +216,8 @@ TEST_F(GenerateCli, NegativeParallelBatchesIsAnError) {
 
 TEST_F(GenerateCli, AveragedCheckpoints) {
   const std::string avg = dir_ + "/avg.pt";
-  auto r = run({tool("average-checkpoints"), "--inputs", dir_ + "/ckpt", "--num-epoch-checkpoints", "2", "--output", avg});
+  auto r =
+      run({tool("average-checkpoints"), "--inputs", dir_ + "/ckpt", "--num-epoch-checkpoints", "2", "--output", avg});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   auto translated = run({bin("csan-generate"), "--path", avg, "--data", dir_ + "/bin", "--output-format", "plain"});
   ASSERT_EQ(translated.exit_code, 0) << describe(translated);
@@ -233,6 +234,42 @@ TEST_F(GenerateCli, AveragedCheckpoints) {
   EXPECT_NE(too_many.exit_code, 0);
   EXPECT_TRUE(is_one_line(too_many.err)) << too_many.err;
   EXPECT_FALSE(fs::exists(dir_ + "/x.pt"));
+}
+
+// Averaging compares what defines the model (task, data, model keys), not the schedule:
+// checkpoints of one run average across a resume that raised max_update; a checkpoint
+// of another model is refused naming what differs, and nothing is written.
+TEST_F(GenerateCli, AveragingSurvivesAScheduleChangeAndRefusesAnotherModel) {
+  const std::string resumed = dir_ + "/resumed";
+  fs::create_directories(resumed);
+  fs::copy_file(checkpoint_, resumed + "/checkpoint_last.pt");
+  auto train = run({bin("csan-train"), std::string(CSAN_SOURCE_DIR) + "/recipes/tiny-transformer.yaml", "--data",
+                    dir_ + "/bin", "--save-dir", resumed, "--max-epoch", "0", "--max-update", "2", "--max-tokens",
+                    "1024", "--set", "lr_scheduler.warmup_updates=60"});
+  // --max-update 2 is below the checkpoint's count: it saves at once, with the new schedule.
+  ASSERT_EQ(train.exit_code, 0) << describe(train);
+  ASSERT_NE(train.err.find("recipe changes since"), std::string::npos) << train.err;
+  const std::string avg = dir_ + "/avg-resumed.pt";
+  auto r =
+      run({tool("average-checkpoints"), "--inputs", checkpoint_, resumed + "/checkpoint_last.pt", "--output", avg});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+
+  const std::string other = std::string(CSAN_SOURCE_DIR) + "/tests/data/format1-csan2d-tiny.pt";
+  auto refused = run({tool("average-checkpoints"), "--inputs", checkpoint_, other, "--output", dir_ + "/mixed.pt"});
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_TRUE(is_one_line(refused.err)) << refused.err;
+  EXPECT_NE(refused.err.find("not the same model"), std::string::npos) << refused.err;
+  EXPECT_FALSE(fs::exists(dir_ + "/mixed.pt"));
+}
+
+// A checkpoint written before tasks existed (format 1, by the commit before them: a
+// 2-D CSAN model) still loads and translates as it did then.
+TEST_F(GenerateCli, FirstFormatCheckpointTranslatesAsWhenItWasWritten) {
+  const std::string data = std::string(CSAN_SOURCE_DIR) + "/tests/data/format1-csan2d-tiny";
+  auto r = run({bin("csan-generate"), "--path", data + ".pt", "--input", data + ".input.txt", "--beam", "3",
+                "--output-format", "plain"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(r.out, slurp(data + ".output.txt"));
 }
 
 // Raw text is encoded with the checkpoint's own SentencePiece model (loaded in an
@@ -323,10 +360,14 @@ TEST_F(GenerateCli, BadInputIsOneLineErrorNamingIt) {
   // Data binarized with another vocabulary.
   const std::string other = dir_ + "/other";
   ASSERT_EQ(run({tool("csan-toy-corpus"), "--out-dir", other + "/raw", "--train", "500", "--valid", "10", "--test",
-                 "10", "--seed", "7"}).exit_code, 0);
+                 "10", "--seed", "7"})
+                .exit_code,
+            0);
   ASSERT_EQ(run({bin("csan-preprocess"), "--source-lang", "src", "--target-lang", "tgt", "--trainpref",
                  other + "/raw/train", "--testpref", other + "/raw/test", "--destdir", other + "/bin",
-                 "--joined-dictionary", "--spm-vocab-size", "200", "--workers", "1"}).exit_code, 0);
+                 "--joined-dictionary", "--spm-vocab-size", "200", "--workers", "1"})
+                .exit_code,
+            0);
   expect_error(generate({"--data", other + "/bin"}), "dict.src.txt");
 
   expect_error(generate({"--input", input, "--beam", "2", "--nbest", "3"}), "--nbest");

@@ -2,9 +2,8 @@
 // the local launcher, the torchrun convention, equivalence with update_freq, resuming
 // with another world size, and the faults (a killed worker, SIGTERM on one rank, bad
 // launcher variables).
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -16,10 +15,9 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
 
@@ -30,17 +28,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 const std::string& data_dir() {
-  static const std::string dir = [] {
-    std::string d = make_temp_dir("dist_data");
-    auto r = run({tool("csan-toy-corpus"), "--out-dir", d + "/raw", "--train", "300", "--valid", "20", "--test", "10",
-                  "--seed", "5"});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    r = run({bin("csan-preprocess"), "--source-lang", "src", "--target-lang", "tgt", "--trainpref", d + "/raw/train",
-             "--validpref", d + "/raw/valid", "--destdir", d + "/bin", "--joined-dictionary", "--spm-vocab-size",
-             "200"});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return d + "/bin";
-  }();
+  static const std::string dir = make_toy_data("dist_data", 300, 20, 5);
   return dir;
 }
 
@@ -129,8 +117,8 @@ struct Background {
 };
 
 std::vector<std::string> torchrun_env(int rank, int port) {
-  return {"OMP_NUM_THREADS=1", "RANK=" + std::to_string(rank), "LOCAL_RANK=" + std::to_string(rank), "WORLD_SIZE=2",
-          "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + std::to_string(port)};
+  return {"OMP_NUM_THREADS=1", "RANK=" + std::to_string(rank), "LOCAL_RANK=" + std::to_string(rank),
+          "WORLD_SIZE=2",      "MASTER_ADDR=127.0.0.1",        "MASTER_PORT=" + std::to_string(port)};
 }
 
 std::vector<nlohmann::json> train_records(const std::string& save_dir) {
@@ -240,9 +228,8 @@ std::vector<pid_t> children_of(pid_t parent) {
 
 TEST(TrainDistributed, LauncherReportsTheWorkerThatDiedAndStopsTheOthers) {
   const std::string save = make_temp_dir("dist_launcher_kill");
-  auto launcher = Background::start(
-      train_args(save, {"--distributed-world-size", "2", "--max-update", "100000"}, "5"),
-      kOneThread);
+  auto launcher =
+      Background::start(train_args(save, {"--distributed-world-size", "2", "--max-update", "100000"}, "5"), kOneThread);
   ASSERT_TRUE(wait_for_train_records(save, 2, std::chrono::seconds(60), launcher.pid)) << launcher.err();
   const auto workers = children_of(launcher.pid);
   ASSERT_EQ(workers.size(), 2u);
@@ -354,12 +341,17 @@ TEST(TrainDistributed, TwoHostsSimulatedWithNetworkNamespaces) {
   if (!hosts.ok()) GTEST_SKIP() << "cannot create network namespaces here (needs root)";
   const std::string save = make_temp_dir("dist_netns");
   auto worker = [&](int rank) {
-    std::vector<std::string> args{"/usr/sbin/ip", "netns", "exec", hosts.name(rank), "env",
-                                  "OMP_NUM_THREADS=1", "GLOO_SOCKET_IFNAME=" + hosts.interface(rank)};
-    const auto train = train_args(save + "/rank" + std::to_string(rank),
-                                  {"--max-update", "3", "--distributed-init-method",
-                                   "tcp://" + hosts.master_addr() + ":29517", "--distributed-rank",
-                                   std::to_string(rank), "--distributed-world-size", "2"});
+    std::vector<std::string> args{"/usr/sbin/ip",
+                                  "netns",
+                                  "exec",
+                                  hosts.name(rank),
+                                  "env",
+                                  "OMP_NUM_THREADS=1",
+                                  "GLOO_SOCKET_IFNAME=" + hosts.interface(rank)};
+    const auto train =
+        train_args(save + "/rank" + std::to_string(rank),
+                   {"--max-update", "3", "--distributed-init-method", "tcp://" + hosts.master_addr() + ":29517",
+                    "--distributed-rank", std::to_string(rank), "--distributed-world-size", "2"});
     args.insert(args.end(), train.begin(), train.end());
     return run(args);
   };

@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
@@ -15,27 +14,21 @@ using namespace csan::testing;
 namespace {
 
 const std::string& data_dir() {
-  static const std::string dir = [] {
-    std::string d = make_temp_dir("train_precision_data");
-    auto r = run({tool("csan-toy-corpus"), "--out-dir", d + "/raw", "--train", "300", "--valid", "30", "--test",
-                  "10", "--seed", "4"});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    r = run({bin("csan-preprocess"), "--source-lang", "src", "--target-lang", "tgt", "--trainpref", d + "/raw/train",
-             "--validpref", d + "/raw/valid", "--destdir", d + "/bin", "--joined-dictionary", "--spm-vocab-size",
-             "200"});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return d + "/bin";
-  }();
+  static const std::string dir = make_toy_data("train_precision_data", 300, 30, 4);
   return dir;
 }
 
 RunResult train(const std::string& save_dir, const std::string& precision, int max_update,
                 std::vector<std::string> extra = {}) {
   std::vector<std::string> args{bin("csan-train"), std::string(CSAN_SOURCE_DIR) + "/recipes/tiny-transformer.yaml",
-                                "--data", data_dir(), "--save-dir", save_dir, "--precision", precision,
-                                "--max-update", std::to_string(max_update), "--max-tokens", "1024",
-                                "--log-interval", "1", "--set", "optimization.max_epoch=0",
-                                "--set", "lr_scheduler.warmup_updates=20"};
+                                "--data",          data_dir(),
+                                "--save-dir",      save_dir,
+                                "--precision",     precision,
+                                "--max-update",    std::to_string(max_update),
+                                "--max-tokens",    "1024",
+                                "--log-interval",  "1",
+                                "--set",           "optimization.max_epoch=0",
+                                "--set",           "lr_scheduler.warmup_updates=20"};
   args.insert(args.end(), extra.begin(), extra.end());
   return run(args);
 }

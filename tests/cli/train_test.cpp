@@ -5,9 +5,8 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli_runner.h"
 
@@ -17,17 +16,7 @@ using namespace csan::testing;
 namespace {
 
 const std::string& data_dir() {
-  static const std::string dir = [] {
-    std::string d = make_temp_dir("train_data");
-    auto r = run({tool("csan-toy-corpus"), "--out-dir", d + "/raw", "--train", "300", "--valid", "30", "--test",
-                  "10", "--seed", "4"});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    r = run({bin("csan-preprocess"), "--source-lang", "src", "--target-lang", "tgt", "--trainpref", d + "/raw/train",
-             "--validpref", d + "/raw/valid", "--destdir", d + "/bin", "--joined-dictionary", "--spm-vocab-size",
-             "200"});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return d + "/bin";
-  }();
+  static const std::string dir = make_toy_data("train_data", 300, 30, 4);
   return dir;
 }
 
@@ -56,8 +45,8 @@ std::vector<nlohmann::json> metrics(const std::string& save_dir) {
 TEST(Train, TinyTransformerLearnsTheToyCorpusAndWritesCheckpoints) {
   const std::string save = make_temp_dir("train_tiny");
   auto r = train({recipe("tiny-transformer.yaml"), "--data", data_dir(), "--save-dir", save, "--max-epoch", "6",
-                  "--max-tokens", "1024", "--log-interval", "5", "--set", "lr_scheduler.warmup_updates=20",
-                  "--set", "checkpoint.keep_last_epochs=2"});
+                  "--max-tokens", "1024", "--log-interval", "5", "--set", "lr_scheduler.warmup_updates=20", "--set",
+                  "checkpoint.keep_last_epochs=2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("parameters"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("valid on 'valid'"), std::string::npos) << r.err;
@@ -144,9 +133,7 @@ TEST(Train, BadOptionsAndInputsAreOneLineErrors) {
 
 TEST(Train, CorruptCheckpointToResumeFromIsAClearError) {
   const std::string save = make_temp_dir("train_corrupt");
-  {
-    std::ofstream(save + "/checkpoint_last.pt") << "PK\x03\x04 not really a checkpoint";
-  }
+  { std::ofstream(save + "/checkpoint_last.pt") << "PK\x03\x04 not really a checkpoint"; }
   auto r = train({recipe("tiny-transformer.yaml"), "--data", data_dir(), "--save-dir", save, "--max-update", "1"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(count_lines(r.err), 1u) << r.err;

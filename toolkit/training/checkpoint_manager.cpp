@@ -1,16 +1,28 @@
 #include "toolkit/training/checkpoint_manager.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <regex>
 #include <system_error>
-#include <unistd.h>
 
 #include "toolkit/core/error.h"
 
 namespace fs = std::filesystem;
 
 namespace csan::training {
+
+CheckpointPolicy checkpoint_policy(const core::Config& cfg) {
+  CheckpointPolicy policy;
+  policy.save_dir = cfg.get<std::string>("checkpoint.save_dir");
+  policy.save_interval = cfg.get<int64_t>("checkpoint.save_interval");
+  policy.save_interval_updates = cfg.get<int64_t>("checkpoint.save_interval_updates");
+  policy.keep_interval_updates = cfg.get<int64_t>("checkpoint.keep_interval_updates");
+  policy.keep_last_epochs = cfg.get<int64_t>("checkpoint.keep_last_epochs");
+  policy.no_epoch_checkpoints = cfg.get<bool>("checkpoint.no_epoch_checkpoints");
+  return policy;
+}
 
 std::vector<std::string> checkpoint_names(const CheckpointPolicy& p, int64_t epoch, int64_t num_updates,
                                           bool end_of_epoch, bool improved_best) {

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "toolkit/core/config.h"
+
 namespace csan::training {
 
 struct CheckpointPolicy {
@@ -22,6 +24,9 @@ struct CheckpointPolicy {
   int64_t keep_last_epochs = -1;
   bool no_epoch_checkpoints = false;
 };
+
+// The checkpoint.* keys of a recipe.
+CheckpointPolicy checkpoint_policy(const core::Config& cfg);
 
 // The file names (without directory) to write for this moment.
 std::vector<std::string> checkpoint_names(const CheckpointPolicy& policy, int64_t epoch, int64_t num_updates,

@@ -18,6 +18,7 @@
 #include "toolkit/training/train_log.h"
 #include "toolkit/training/trainer.h"
 #include "toolkit/training/trainer_parts.h"
+#include "toolkit/training/validation_run.h"
 
 namespace fs = std::filesystem;
 
@@ -27,47 +28,23 @@ namespace {
 
 constexpr int64_t kMaxNonFiniteInARow = 10;
 
-struct ValidationResult {
-  StepStats stats;
-  std::vector<std::pair<std::string, double>> metrics;  // the task's, beyond the loss
-  double metric = 0;                                    // checkpoint.best_checkpoint_metric's value
-};
-
-// The best-checkpoint metric and its direction: loss, nll_loss or one the task reports.
-MetricSpec best_metric_spec(const core::Config& cfg, const Task& task) {
-  const std::string name = cfg.get<std::string>("checkpoint.best_checkpoint_metric");
-  std::vector<MetricSpec> known = {{"loss", false}, {"nll_loss", false}};
-  for (const auto& m : task.metrics()) known.push_back(m);
-  for (const auto& m : known)
-    if (m.name == name)
-      return {name, m.higher_is_better || cfg.get<bool>("checkpoint.maximize_best_checkpoint_metric")};
-  std::string names;
-  for (const auto& m : known) names += (names.empty() ? "" : ", ") + m.name;
-  throw Error::for_key("checkpoint.best_checkpoint_metric",
-                       "'" + name + "' is not a metric this run validates with (task " + task.name() + ": " + names +
-                           (name == "bleu" ? "; 'bleu' needs task.eval_bleu: true" : "") + ")");
-}
-
 }  // namespace
 
 int run_training(const core::Config& cfg, Task& task) {
+  // Lines for the log from components built before it (warnings); rank 0 only, once the
+  // trainer knows the rank.
+  std::function<void(const std::string&)> log_line = [](const std::string&) {};
   checkpoint::CheckpointMeta meta = task.checkpoint_meta();
   meta.task = task.name();
   meta.recipe_yaml = cfg.to_yaml();
   const TaskDataset& train_data = task.train_data();
-  const TaskDataset* valid_data = cfg.get<bool>("dataset.disable_validation") ? nullptr : task.valid_data();
-  const MetricSpec best = best_metric_spec(cfg, task);
-  const std::string& best_metric_name = best.name;
-  const bool maximize = best.higher_is_better;
+  const DistributedSetup distributed = resolve_distributed_setup(cfg);
+  ValidationRun validation(cfg, task, cfg.get<bool>("dataset.disable_validation") ? nullptr : task.valid_data(),
+                           distributed.rank, distributed.world_size, [&](const std::string& line) { log_line(line); });
+  const std::string& best_metric_name = validation.best_metric().name;
 
   // ---- save dir and log
-  CheckpointPolicy policy;
-  policy.save_dir = cfg.get<std::string>("checkpoint.save_dir");
-  policy.save_interval = cfg.get<int64_t>("checkpoint.save_interval");
-  policy.save_interval_updates = cfg.get<int64_t>("checkpoint.save_interval_updates");
-  policy.keep_interval_updates = cfg.get<int64_t>("checkpoint.keep_interval_updates");
-  policy.keep_last_epochs = cfg.get<int64_t>("checkpoint.keep_last_epochs");
-  policy.no_epoch_checkpoints = cfg.get<bool>("checkpoint.no_epoch_checkpoints");
+  const CheckpointPolicy policy = checkpoint_policy(cfg);
   const bool no_save = cfg.get<bool>("checkpoint.no_save");
   fs::create_directories(policy.save_dir);
 
@@ -88,7 +65,6 @@ int run_training(const core::Config& cfg, Task& task) {
   const int64_t max_update = cfg.get<int64_t>("optimization.max_update");
   const int64_t max_epoch = cfg.get<int64_t>("optimization.max_epoch");
   // Data-parallel workers meet before any output; rank 0 alone logs and writes files.
-  const DistributedSetup distributed = resolve_distributed_setup(cfg);
   TrainLog log(distributed.rank == 0 ? policy.save_dir + "/metrics.jsonl" : std::string(),
                cfg.get<int64_t>("common.log_interval"), max_update);
   log.set_quiet(distributed.rank != 0);
@@ -103,11 +79,10 @@ int run_training(const core::Config& cfg, Task& task) {
         return std::make_unique<LocalGradientSync>();
       }));
   const bool master = trainer.sync().is_master();
-  std::unique_ptr<Validator> validator;
-  if (valid_data && !task.metrics().empty())
-    validator = task.validator([&log, master](const std::string& line) {
-      if (master) log.info(line);
-    });
+  log_line = [&log, master](const std::string& line) {
+    if (master) log.info(line);
+  };
+  validation.start();
 
   log.info(task.describe());
   log.info("model " + cfg.get<std::string>("model.arch") + ": " +
@@ -142,53 +117,12 @@ int run_training(const core::Config& cfg, Task& task) {
            std::to_string(epochs.batches_in_epoch()) + " batches per epoch, update_freq " +
            std::to_string(cfg.get<int64_t>("optimization.update_freq")));
 
-  std::vector<data::Batch> valid_batches;
-  if (valid_data) {
-    data::BatchingOptions vb = batching;
-    if (cfg.get<int64_t>("dataset.max_tokens_valid") > 0) vb.max_tokens = cfg.get<int64_t>("dataset.max_tokens_valid");
-    valid_batches = data::shard_batches(
-        data::batch_by_size(data::ordered_indices(valid_data->source_sizes(), valid_data->target_sizes(), 0),
-                            valid_data->source_sizes(), valid_data->target_sizes(), vb),
-        rank, world);
-  }
-
-  auto validate = [&]() {
-    ValidationResult v;
-    for (const auto& batch : valid_batches) v.stats.add(trainer.valid_step(valid_data->collate(batch)));
-    std::vector<double> sums{v.stats.loss_sum, v.stats.nll_sum, static_cast<double>(v.stats.ntokens),
-                             static_cast<double>(v.stats.nsentences), static_cast<double>(v.stats.sample_size)};
-    trainer.sync().all_reduce_sums(sums);
-    v.stats.loss_sum = sums[0];
-    v.stats.nll_sum = sums[1];
-    v.stats.ntokens = static_cast<int64_t>(sums[2]);
-    v.stats.nsentences = static_cast<int64_t>(sums[3]);
-    v.stats.sample_size = static_cast<int64_t>(sums[4]);
-    if (validator) {
-      // Each rank scored its shard; the corpus statistics are the sums.
-      std::vector<double> statistics = validator->statistics(trainer.model(), valid_batches);
-      trainer.sync().all_reduce_sums(statistics);
-      v.metrics = validator->values(statistics);
-    }
-    v.metric = best_metric_name == "nll_loss" ? v.stats.nll_bits() : v.stats.loss_bits();
-    for (const auto& [name, value] : v.metrics)
-      if (name == best_metric_name) v.metric = value;
-    return v;
-  };
-
   const int64_t patience = cfg.get<int64_t>("optimization.patience");
   // Validates; updates best/patience; returns whether the metric improved.
   auto validate_and_track = [&]() {
-    if (!valid_data) return false;
-    auto v = validate();
-    const bool improved =
-        !progress.has_best || (maximize ? v.metric > progress.best_metric : v.metric < progress.best_metric);
-    if (improved) {
-      progress.best_metric = v.metric;
-      progress.has_best = true;
-      progress.bad_validations = 0;
-    } else {
-      ++progress.bad_validations;
-    }
+    if (!validation.enabled()) return false;
+    const ValidationResult v = validation.run(trainer);
+    const bool improved = validation.record(v.metric, progress);
     if (master)
       log.validation(epochs.epoch(), trainer.num_updates(), task.valid_subset(), v.stats, progress.best_metric,
                      best_metric_name, v.metric, v.metrics);
