@@ -33,6 +33,7 @@ const Flag kStringFlags[] = {
     {"distributed-init-method", "distributed_training.distributed_init_method", "tcp://HOST:PORT of rank 0, or env://"},
     {"distributed-backend", "distributed_training.distributed_backend", "gloo (CPU), nccl (CUDA) or auto"},
     {"precision", "common.precision", "fp32 (default), bf16 (autocast), fp16 or amp (CUDA, loss scaling)"},
+    {"tensorboard-logdir", "common.tensorboard_logdir", "also write TensorBoard scalars here (one run per split)"},
 };
 const Flag kIntFlags[] = {
     {"max-update", "optimization.max_update", "stop after N updates"},
@@ -116,7 +117,9 @@ int train_main(int argc, char** argv) {
   const auto distributed = csan::training::resolve_distributed_setup(cfg);
   if (distributed.launch_local_workers) return csan::training::launch_local_workers(distributed, argv);
   const auto task = csan::tasks::open_task(cfg);
-  return csan::training::run_training(cfg, *task);
+  std::string command_line;
+  for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+  return csan::training::run_training(cfg, *task, command_line);
 }
 
 }  // namespace

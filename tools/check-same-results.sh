@@ -3,7 +3,8 @@
 # csan-preprocess -> csan-train with validation and BLEU validation -> csan-generate,
 # beam 5, 2-best) with two builds of csan on the same inputs, for a Transformer, 1-D and
 # 2-D CSAN and a pre-norm Transformer, and compares what each produced:
-#   - the training log (metrics.jsonl without its wall-clock fields wps, ups, wall),
+#   - the training log (metrics.jsonl without its wall-clock fields wps, ups, wall, and
+#     without the task name that later builds add to each record),
 #   - every parameter and buffer of checkpoint_last.pt (read back with Debian's
 #     python3-torch, which loads csan's archives as TorchScript modules),
 #   - csan-generate's output (without its timing line).
@@ -46,7 +47,7 @@ run() {  # build label recipe extra-args...
   "$build/cli/csan-train" "$recipe" --data data-bin --save-dir "$dir/ckpt" --max-update 120 --seed 3 \
     --log-interval 10 --validate-interval-updates 40 --eval-bleu --set task.eval_bleu_beam=2 "$@" \
     > "$dir/train.log" 2>&1
-  sed -E 's/, "(ups|wall|wps)": [^,}]*//g; s/"(ups|wall|wps)": [^,}]*, //g' "$dir/ckpt/metrics.jsonl" > "$dir/metrics"
+  sed -E 's/, "(ups|wall|wps|task)": [^,}]*//g; s/"(ups|wall|wps|task)": [^,}]*, //g' "$dir/ckpt/metrics.jsonl" > "$dir/metrics"
   "$python" parameters.py "$dir/ckpt/checkpoint_last.pt" > "$dir/parameters"
   "$build/cli/csan-generate" --path "$dir/ckpt/checkpoint_last.pt" --data data-bin --beam 5 --nbest 2 2>/dev/null |
     grep -v '^Translated ' > "$dir/generate"

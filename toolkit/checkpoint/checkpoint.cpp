@@ -65,6 +65,7 @@ void CheckpointWriter::set_meta(const CheckpointMeta& meta) {
     archive_.write("meta.data." + name, bytes_tensor(bytes));
   }
   archive_.write("meta.data_names", bytes_tensor(names));
+  if (!meta.run_info.empty()) archive_.write("meta.run_info", bytes_tensor(meta.run_info));
 }
 
 void CheckpointWriter::set_progress(const TrainingProgress& p) {
@@ -138,6 +139,8 @@ CheckpointReader::CheckpointReader(const std::string& path) : path_(path) {
       for (const char* field : kVersion1Fields) meta_.data[field] = text(std::string("meta.") + field);
     } else {
       meta_.task = text("meta.task");
+      torch::Tensor run_info;
+      if (archive_.try_read("meta.run_info", run_info)) meta_.run_info = tensor_bytes(run_info);
       const std::string names = text("meta.data_names");
       for (size_t start = 0, end; (end = names.find('\n', start)) != std::string::npos; start = end + 1) {
         const std::string name = names.substr(start, end - start);

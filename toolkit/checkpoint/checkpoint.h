@@ -24,6 +24,9 @@ struct CheckpointMeta {
   // The task's data by name, e.g. translation's "src_lang", "tgt_lang", "src_dict",
   // "tgt_dict" (dict.txt contents) and "spm_model" (model bytes, "" if none).
   std::map<std::string, std::string> data;
+  // What produced the run (toolkit version, LibTorch, BLAS, CPU, precision, threads; JSON),
+  // for a person reading the checkpoint later; "" when unknown. Not compared anywhere.
+  std::string run_info;
 
   // data[name], or "" when absent.
   std::string get(const std::string& name) const {

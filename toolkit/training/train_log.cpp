@@ -2,7 +2,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
+#include <regex>
+
+#include "toolkit/core/atomic_file.h"
 
 namespace csan::training {
 
@@ -17,14 +21,47 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 }
 }  // namespace
 
-TrainLog::TrainLog(const std::string& metrics_path, int64_t log_interval, int64_t max_update)
+TrainLog::TrainLog(int64_t log_interval, int64_t max_update)
     : log_interval_(log_interval),
       max_update_(max_update),
       tty_(stderr_is_tty()),
       progress_("train", max_update),
       interval_start_(std::chrono::steady_clock::now()),
-      run_start_(interval_start_) {
-  if (!metrics_path.empty()) json_ = std::make_unique<JsonLinesWriter>(metrics_path, /*append=*/true);
+      run_start_(interval_start_),
+      epoch_start_(interval_start_) {}
+
+void TrainLog::open_outputs(const TrainLogOutputs& outputs) {
+  task_ = outputs.task;
+  if (!outputs.metrics_path.empty()) {
+    if (outputs.resumed_at) truncate_metrics(outputs.metrics_path, *outputs.resumed_at);
+    json_ = std::make_unique<JsonLinesWriter>(outputs.metrics_path, /*append=*/true);
+  }
+  if (!outputs.tensorboard_dir.empty())
+    tensorboard_ = std::make_unique<TensorboardWriter>(outputs.tensorboard_dir, outputs.resumed_at);
+}
+
+size_t truncate_metrics(const std::string& path, int64_t last_kept_update) {
+  if (!std::filesystem::exists(path)) return 0;
+  const std::string text = read_file(path);
+  static const std::regex update(R"("update": (-?\d+))");
+  std::string kept;
+  size_t dropped = 0;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    end = end == std::string::npos ? text.size() : end + 1;
+    const std::string line = text.substr(start, end - start);
+    std::smatch m;
+    if (std::regex_search(line, m, update) && std::stoll(m[1]) > last_kept_update) {
+      ++dropped;
+    } else if (line.back() == '\n') {  // a line cut short by a crash goes too
+      kept += line;
+    } else {
+      ++dropped;
+    }
+    start = end;
+  }
+  if (dropped > 0) write_file_atomically(path, kept);
+  return dropped;
 }
 
 void TrainLog::info(const std::string& line) {
@@ -93,7 +130,20 @@ void TrainLog::flush_interval(int64_t epoch, int64_t num_updates) {
                                                          {"skipped", static_cast<long long>(interval_skipped_)},
                                                          {"wall", seconds_since(run_start_)}};
     if (loss_scale_ > 0) record["loss_scale"] = loss_scale_;
+    if (!task_.empty()) record["task"] = task_;
     json_->write(record);
+  }
+  if (tensorboard_) {
+    std::vector<TensorboardScalar> scalars{{"loss", interval_.loss_bits()},
+                                           {"nll_loss", interval_.nll_bits()},
+                                           {"ppl", interval_.ppl()},
+                                           {"lr", lr_},
+                                           {"gnorm", gnorm},
+                                           {"wps", wps},
+                                           {"ups", ups},
+                                           {"wall", seconds_since(run_start_)}};
+    if (loss_scale_ > 0) scalars.push_back({"loss_scale", loss_scale_});
+    tensorboard_->add_scalars("train_inner", num_updates, scalars);
   }
   interval_ = StepStats{};
   gnorm_sum_ = 0;
@@ -120,13 +170,38 @@ void TrainLog::validation(int64_t epoch, int64_t num_updates, const std::string&
                                                          {"best_" + metric_name, best_metric},
                                                          {"wall", seconds_since(run_start_)}};
     for (const auto& [name, value] : metrics) record[name] = value;
+    if (!task_.empty()) record["task"] = task_;
     json_->write(record);
+  }
+  if (tensorboard_) {
+    std::vector<TensorboardScalar> scalars{
+        {"loss", s.loss_bits()}, {"nll_loss", s.nll_bits()}, {"ppl", s.ppl()}, {"best_" + metric_name, best_metric}};
+    for (const auto& [name, value] : metrics) scalars.push_back({name, value});
+    tensorboard_->add_scalars(subset, num_updates, scalars);
   }
 }
 
-void TrainLog::end_epoch(int64_t epoch) {
+void TrainLog::end_epoch(int64_t epoch, int64_t num_updates, bool complete) {
   (void)epoch;
   progress_.finish();
+  // fairseq's "train" run: the epoch's averages, once per completed epoch.
+  if (tensorboard_ && complete && epoch_updates_ > 0) {
+    const double elapsed = std::max(seconds_since(epoch_start_), 1e-9);
+    const int64_t applied = std::max<int64_t>(1, epoch_updates_ - epoch_skipped_);
+    tensorboard_->add_scalars("train", num_updates,
+                              {{"loss", epoch_.loss_bits()},
+                               {"nll_loss", epoch_.nll_bits()},
+                               {"ppl", epoch_.ppl()},
+                               {"lr", lr_},
+                               {"gnorm", epoch_gnorm_sum_ / applied},
+                               {"wps", epoch_.ntokens / elapsed},
+                               {"ups", epoch_updates_ / elapsed},
+                               {"wall", seconds_since(run_start_)}});
+  }
+  epoch_ = StepStats{};
+  epoch_gnorm_sum_ = 0;
+  epoch_updates_ = epoch_skipped_ = 0;
+  epoch_start_ = std::chrono::steady_clock::now();
 }
 
 }  // namespace csan::training

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "toolkit/core/atomic_file.h"
+#include "toolkit/core/directory_lock.h"
 #include "toolkit/core/error.h"
 #include "toolkit/data/epoch_iterator.h"
 #include "toolkit/nn/parameter_count.h"
@@ -14,6 +15,7 @@
 #include "toolkit/training/distributed_setup.h"
 #include "toolkit/training/optimizer.h"
 #include "toolkit/training/recipe_compat.h"
+#include "toolkit/training/run_info.h"
 #include "toolkit/training/stop_signal.h"
 #include "toolkit/training/train_log.h"
 #include "toolkit/training/trainer.h"
@@ -28,9 +30,31 @@ namespace {
 
 constexpr int64_t kMaxNonFiniteInARow = 10;
 
+// The checkpoint to resume from: checkpoint.restore_file as given, or relative to the
+// save dir; nothing when the default (checkpoint_last.pt) does not exist yet.
+std::optional<std::string> restore_path(const core::Config& cfg, const std::string& save_dir) {
+  const std::string restore = cfg.get<std::string>("checkpoint.restore_file");
+  if (fs::exists(restore)) return restore;
+  const std::string in_save_dir = (fs::path(save_dir) / restore).string();
+  if (fs::path(restore).is_relative() && fs::exists(in_save_dir)) return in_save_dir;
+  if (!cfg.is_set("checkpoint.restore_file")) return std::nullopt;
+  throw Error::for_key("checkpoint.restore_file",
+                       restore + ": no such checkpoint" +
+                           (fs::path(restore).is_relative() ? " (nor " + in_save_dir + ")" : std::string()));
+}
+
+// A batch needs a bound: max_tokens or max_sentences (0 means "no limit" for one of them
+// only while the other bounds it).
+void check_batch_bounds(const core::Config& cfg) {
+  if (cfg.get<int64_t>("dataset.max_tokens") == 0 && cfg.get<int64_t>("dataset.max_sentences") == 0)
+    throw Error::for_key("dataset.max_tokens",
+                         "0 (no limit) needs dataset.max_sentences > 0; with both unbounded the whole corpus would "
+                         "be one batch");
+}
+
 }  // namespace
 
-int run_training(const core::Config& cfg, Task& task) {
+int run_training(const core::Config& cfg, Task& task, const std::string& command_line) {
   // Lines for the log from components built before it (warnings); rank 0 only, once the
   // trainer knows the rank.
   std::function<void(const std::string&)> log_line = [](const std::string&) {};
@@ -43,30 +67,27 @@ int run_training(const core::Config& cfg, Task& task) {
                            distributed.rank, distributed.world_size, [&](const std::string& line) { log_line(line); });
   const std::string& best_metric_name = validation.best_metric().name;
 
-  // ---- save dir and log
+  // ---- save dir (locked against a second run; created only once the run starts) and log
   const CheckpointPolicy policy = checkpoint_policy(cfg);
   const bool no_save = cfg.get<bool>("checkpoint.no_save");
-  fs::create_directories(policy.save_dir);
+  std::unique_ptr<core::DirectoryLock> lock;
+  if (distributed.rank == 0 && fs::is_directory(policy.save_dir))
+    lock = std::make_unique<core::DirectoryLock>(policy.save_dir);
 
   // Opened (and verified) before anything is logged, so a bad checkpoint is the only
   // line a failing start prints.
   std::unique_ptr<checkpoint::CheckpointReader> resume;
-  std::string restore = cfg.get<std::string>("checkpoint.restore_file");
-  if (fs::path(restore).is_relative() && !fs::exists(restore)) restore = policy.save_dir + "/" + restore;
-  if (fs::exists(restore)) {
-    resume = std::make_unique<checkpoint::CheckpointReader>(restore);
-  } else if (cfg.is_set("checkpoint.restore_file")) {
-    throw Error::for_key("checkpoint.restore_file", restore + ": no such checkpoint");
-  }
+  if (const auto restore = restore_path(cfg, policy.save_dir))
+    resume = std::make_unique<checkpoint::CheckpointReader>(*restore);
   // A task, model or data change is refused here, before anything is logged.
   const std::string recipe_changes_since_checkpoint =
       resume ? check_resume_compatible(cfg, task, resume->meta(), resume->path()) : std::string();
 
   const int64_t max_update = cfg.get<int64_t>("optimization.max_update");
   const int64_t max_epoch = cfg.get<int64_t>("optimization.max_epoch");
+  check_batch_bounds(cfg);
   // Data-parallel workers meet before any output; rank 0 alone logs and writes files.
-  TrainLog log(distributed.rank == 0 ? policy.save_dir + "/metrics.jsonl" : std::string(),
-               cfg.get<int64_t>("common.log_interval"), max_update);
+  TrainLog log(cfg.get<int64_t>("common.log_interval"), max_update);
   log.set_quiet(distributed.rank != 0);
 
   // ---- model and trainer (the seed fixes initial weights and then dropout)
@@ -97,6 +118,8 @@ int run_training(const core::Config& cfg, Task& task) {
 
   // ---- resume
   checkpoint::TrainingProgress progress;
+  const std::optional<int64_t> resumed_at =
+      resume ? std::optional<int64_t>(resume->progress().num_updates) : std::nullopt;
   if (resume) {
     trainer.load_state(*resume);
     progress = resume->progress();
@@ -105,6 +128,13 @@ int run_training(const core::Config& cfg, Task& task) {
     if (!recipe_changes_since_checkpoint.empty())
       log.info("recipe changes since " + resume->path() + ": " + recipe_changes_since_checkpoint);
     resume.reset();  // frees the checkpoint bytes
+    // Already done (fairseq stops here too): nothing is trained, validated or written.
+    if ((max_update > 0 && progress.num_updates >= max_update) || (max_epoch > 0 && progress.epoch > max_epoch)) {
+      log.info("done: the checkpoint is at update " + std::to_string(progress.num_updates) + ", epoch " +
+               std::to_string(progress.epoch) + " (max_update " + std::to_string(max_update) + ", max_epoch " +
+               std::to_string(max_epoch) + "); nothing to train");
+      return 0;
+    }
   }
 
   data::BatchingOptions batching{cfg.get<int64_t>("dataset.max_tokens"), cfg.get<int64_t>("dataset.max_sentences"),
@@ -116,6 +146,18 @@ int run_training(const core::Config& cfg, Task& task) {
   log.info("batching: max_tokens " + std::to_string(batching.max_tokens) + ", " +
            std::to_string(epochs.batches_in_epoch()) + " batches per epoch, update_freq " +
            std::to_string(cfg.get<int64_t>("optimization.update_freq")));
+
+  // ---- the run starts: its outputs appear only now, so a start that failed leaves
+  // nothing behind (no empty save dir, no empty metrics.jsonl)
+  if (master) {
+    fs::create_directories(policy.save_dir);
+    if (!lock) lock = std::make_unique<core::DirectoryLock>(policy.save_dir);
+    meta.run_info = run_info_json(cfg, command_line, distributed.world_size, nn::count_parameters(trainer.model()));
+    write_file_atomically(policy.save_dir + "/run.json", meta.run_info);
+    write_file_atomically(policy.save_dir + "/recipe.yaml", meta.recipe_yaml);
+    log.open_outputs({policy.save_dir + "/metrics.jsonl", cfg.get<std::string>("common.tensorboard_logdir"),
+                      task.name(), resumed_at});
+  }
 
   const int64_t patience = cfg.get<int64_t>("optimization.patience");
   // Validates; updates best/patience; returns whether the metric improved.
@@ -160,7 +202,7 @@ int run_training(const core::Config& cfg, Task& task) {
       break;
     }
     if (epochs.end_of_epoch()) {
-      log.end_epoch(epochs.epoch());
+      log.end_epoch(epochs.epoch(), trainer.num_updates(), /*complete=*/true);
       const bool improved = epochs.epoch() % validate_interval == 0 && validate_and_track();
       if (epochs.epoch() % policy.save_interval == 0 || improved || out_of_patience() ||
           (max_epoch > 0 && epochs.epoch() >= max_epoch) || (max_update > 0 && trainer.num_updates() >= max_update))
@@ -217,7 +259,7 @@ int run_training(const core::Config& cfg, Task& task) {
       return 128 + signal;
     }
   }
-  log.end_epoch(epochs.epoch());
+  log.end_epoch(epochs.epoch(), trainer.num_updates(), /*complete=*/false);
   log.info("done: " + stop_reason + "; " + std::to_string(trainer.num_updates()) + " updates" +
            (progress.has_best ? ", best valid " + best_metric_name + " " + std::to_string(progress.best_metric)
                               : std::string()));

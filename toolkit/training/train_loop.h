@@ -12,6 +12,7 @@ namespace csan::training {
 
 // Exit status: 0 when training ended normally; 128 + signal after SIGINT/SIGTERM
 // (a checkpoint was saved first, so rerunning the same command resumes).
-int run_training(const core::Config& cfg, Task& task);
+// `command_line` is recorded in SAVE_DIR/run.json and the checkpoints.
+int run_training(const core::Config& cfg, Task& task, const std::string& command_line = "");
 
 }  // namespace csan::training

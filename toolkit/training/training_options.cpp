@@ -45,6 +45,8 @@ void declare_training_options(core::ConfigSchema& s) {
 
   s.add_int("common.seed", 1, "random seed (weights, dropout, batch order)", 0);
   s.add_int("common.log_interval", 100, "updates between plain log lines", 1);
+  s.add_string("common.tensorboard_logdir", "",
+               "also write TensorBoard scalars here, one run per split (fairseq's --tensorboard-logdir; \"\": none)");
   declare_precision_options(s);
 
   declare_criterion_options(s);

@@ -1,0 +1,96 @@
+#include "toolkit/training/run_info.h"
+
+#include <dlfcn.h>
+#include <torch/torch.h>
+#include <torch/version.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "toolkit/core/progress.h"
+
+#ifndef CSAN_VERSION
+#define CSAN_VERSION "unknown"
+#endif
+
+namespace csan::training {
+
+namespace {
+
+std::string quoted(const std::string& s) { return "\"" + json_escape(s) + "\""; }
+
+// The model name and the flags that decide this CPU's speed (AVX2/FMA kernels,
+// AVX-512, bf16 and int8 matrix instructions).
+std::pair<std::string, std::string> cpu() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string model = "unknown", line;
+  std::set<std::string> flags;
+  static const std::set<std::string> kRelevant = {"avx",         "avx2",        "fma",      "avx512f",
+                                                  "avx512_bf16", "avx512_vnni", "amx_bf16", "amx_int8"};
+  while (std::getline(in, line)) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = line.substr(0, line.find_first_of(" \t"));
+    const std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
+    if (key == "model" && line.rfind("model name", 0) == 0 && model == "unknown") model = value;
+    if (key == "flags" && flags.empty()) {
+      std::istringstream words(value);
+      for (std::string w; words >> w;)
+        if (kRelevant.count(w)) flags.insert(w);
+    }
+  }
+  std::string joined;
+  for (const auto& f : flags) joined += (joined.empty() ? "" : " ") + f;
+  return {model, joined};
+}
+
+std::string text(const core::Config& cfg, const std::string& key) {
+  return cfg.schema().has(key) && cfg.has(key) ? cfg.get<std::string>(key) : "";
+}
+
+std::string utc_now() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return buf;
+}
+
+}  // namespace
+
+std::string blas_library() {
+  void* symbol = dlsym(RTLD_DEFAULT, "sgemm_");
+  Dl_info info;
+  if (!symbol || !dladdr(symbol, &info) || !info.dli_fname) return "unknown";
+  std::error_code error;
+  const auto resolved = std::filesystem::canonical(info.dli_fname, error);
+  return error ? std::string(info.dli_fname) : resolved.string();
+}
+
+std::string run_info_json(const core::Config& cfg, const std::string& command_line, int world_size,
+                          int64_t parameters) {
+  const auto [model, flags] = cpu();
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  const char* omp = std::getenv("OMP_NUM_THREADS");
+  std::ostringstream out;
+  out << "{\"started\": " << quoted(utc_now()) << ", \"command\": " << quoted(command_line)
+      << ", \"csan_version\": " << quoted(CSAN_VERSION) << ", \"libtorch\": "
+      << quoted(std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+                std::to_string(TORCH_VERSION_PATCH))
+      << ", \"blas\": " << quoted(blas_library()) << ", \"cpu\": " << quoted(model)
+      << ", \"cpu_flags\": " << quoted(flags) << ", \"host\": " << quoted(host)
+      << ", \"precision\": " << quoted(text(cfg, "common.precision")) << ", \"threads\": " << torch::get_num_threads()
+      << ", \"interop_threads\": " << torch::get_num_interop_threads()
+      << ", \"omp_num_threads\": " << quoted(omp ? omp : "") << ", \"world_size\": " << world_size
+      << ", \"task\": " << quoted(text(cfg, "task.name")) << ", \"arch\": " << quoted(text(cfg, "model.arch"))
+      << ", \"parameters\": " << parameters << "}\n";
+  return out.str();
+}
+
+}  // namespace csan::training
