@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "toolkit/core/checked_output.h"
 #include "toolkit/core/error.h"
 #include "toolkit/scoring/score_run.h"
 
@@ -150,12 +151,15 @@ int run(int argc, char** argv) {
   } catch (const po::error& e) {
     throw UsageError{e.what()};
   }
+  csan::CheckedOutput output;
   if (vm.count("help")) {
-    std::cout << kUsage << "\n\n" << described << "\n";
+    output.stream() << kUsage << "\n\n" << described << "\n";
+    output.close();
     return 0;
   }
   if (vm.count("version")) {
-    std::cout << "csan-score 2.6.0\n";
+    output.stream() << "csan-score 2.6.0\n";
+    output.close();
     return 0;
   }
   for (const auto& metric : options.metrics) check_choice("--metrics/-m", metric, {"bleu", "chrf", "ter"});
@@ -172,8 +176,10 @@ int run(int argc, char** argv) {
   if (vm.count("input")) options.inputs = inputs;
   if (!tokenize.empty()) options.bleu.tokenize = tokenize;
   if (vm.count("smooth-value")) options.bleu.smooth_value = smooth_value;
-  return csan::scoring::score_run(options, std::cin, std::cout, std::cerr,
-                                  csan::scoring::ScoreEnvironment::from_process());
+  const int status = csan::scoring::score_run(options, std::cin, output.stream(), std::cerr,
+                                             csan::scoring::ScoreEnvironment::from_process());
+  output.close();
+  return status;
 }
 
 int main_body(int argc, char** argv) {

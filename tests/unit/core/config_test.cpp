@@ -127,6 +127,24 @@ TEST(Config, KeyGivenTwiceIsAnError) {
   EXPECT_DOUBLE_EQ(cfg.get<double>("model.dropout"), 0.4);
 }
 
+// yaml-cpp hands both entries of a repeated section to the walker; merging them would
+// silently accept the two halves of a recipe pasted together.
+TEST(Config, SectionGivenTwiceIsAnError) {
+  Config cfg(test_schema());
+  EXPECT_EQ(error_of([&] { cfg.load_yaml_string("model:\n  dropout: 0.1\nmodel:\n  embed_dim: 8\n", "r.yaml"); }),
+            "r.yaml:3: key 'model' is given twice (first at r.yaml:1)");
+  EXPECT_EQ(error_of([&] { cfg.load_yaml_string("{model: {dropout: 0.1}, model: {dropout: 0.2}}", "r.yaml"); }),
+            "r.yaml:1: key 'model' is given twice (first at r.yaml:1)");
+}
+
+TEST(Config, EmptyRecipeIsAnError) {
+  Config cfg(test_schema());
+  auto path = write_temp("csan_cfg_empty.yaml", "");
+  EXPECT_EQ(error_of([&] { cfg.load_file(path); }), path + ": the recipe is empty (expected a mapping of keys)");
+  EXPECT_EQ(error_of([&] { cfg.load_yaml_string("# only a comment\n", "r.yaml"); }),
+            "r.yaml: the recipe is empty (expected a mapping of keys)");
+}
+
 TEST(Config, OverridesParseYamlValues) {
   Config cfg(test_schema());
   cfg.load_yaml_string("model:\n  embed_dim: 256\n");
