@@ -57,6 +57,7 @@ struct PreprocessSummary {
   int64_t train_lines_read = 0;
   FilterCounts filtered;
   std::vector<std::pair<std::string, int>> dictionary_sizes;  // lang -> size
+  std::vector<std::string> removed_temporaries;  // leftovers of interrupted runs, removed first
   double seconds = 0;
 
   // The multi-line report printed at the end of csan-preprocess.

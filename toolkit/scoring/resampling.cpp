@@ -17,10 +17,12 @@ namespace {
 // a large corpus never holds the whole (n_samples x n_segments) matrix.
 constexpr std::size_t kChunkDraws = std::size_t{1} << 22;
 
+// More threads than cores would only cost memory (the results do not depend on the
+// count): `-j 100000` runs on every core, not on 100000 threads.
 int resolve_threads(int threads) {
-  if (threads > 0) return threads;
   const unsigned hardware = std::thread::hardware_concurrency();
-  return hardware == 0 ? 1 : static_cast<int>(hardware);
+  const int cores = hardware == 0 ? 1 : static_cast<int>(hardware);
+  return threads > 0 ? std::min(threads, cores) : cores;
 }
 
 // Runs body(begin, end) over [0, count) split into contiguous ranges, one per thread.

@@ -14,6 +14,12 @@
 
 namespace csan::scoring {
 
+// The most resamples (-cin, -pbsn) or trials (-parn) csan-score runs. sacreBLEU keeps an
+// index matrix of 8 bytes per resample and segment, so 10^7 resamples of a 1000-segment
+// test set need 80 GB there; here each one costs 8 bytes per system and metric, but the
+// time still grows with resamples x segments (10^7 x 3000 segments: minutes).
+inline constexpr std::size_t kMaxResamples = 10'000'000;
+
 // How SACREBLEU_SEED was given: a number, or "none" (OS entropy).
 struct ResamplingSeed {
   std::optional<std::uint64_t> value = 12345;

@@ -151,6 +151,24 @@ std::vector<Stats> extract_stats(const MetricEntry& entry, const ScoreOptions& o
 
 int resampling_threads(const ScoreOptions& options) { return options.paired_jobs > 1 ? options.paired_jobs : 0; }
 
+// Values sacreBLEU accepts stay accepted with its meaning (a count of 0 or less: the
+// default; -cin 1 or less: no interval). These are the ones it crashes on (a negative
+// -j reaches multiprocessing.Pool) or that would run for hours.
+void check_limits(const ScoreOptions& options) {
+  const bool paired = options.paired_bs || options.paired_ar;
+  if (paired && options.paired_jobs < 0)
+    throw Error("--paired-jobs/-j: expected 0 (one worker per system) or a positive number of threads, got " +
+                std::to_string(options.paired_jobs));
+  auto check_count = [](const char* option, int value) {
+    if (value > 0 && static_cast<std::size_t>(value) > kMaxResamples)
+      throw Error(std::string(option) + ": at most " + std::to_string(kMaxResamples) + " (got " +
+                  std::to_string(value) + ")");
+  };
+  if (options.confidence) check_count("--confidence-n/-cin", options.confidence_n);
+  if (options.paired_bs) check_count("--paired-bs-n/-pbsn", options.paired_bs_n);
+  if (options.paired_ar) check_count("--paired-ar-n/-parn", options.paired_ar_n);
+}
+
 }  // namespace
 
 ScoreEnvironment ScoreEnvironment::from_process() {
@@ -168,6 +186,7 @@ ScoreEnvironment ScoreEnvironment::from_process() {
 
 int score_run(const ScoreOptions& options, std::istream& in, std::ostream& out, std::ostream& err,
               const ScoreEnvironment& env) {
+  check_limits(options);
   const Log log(err, options.quiet);
   const bool paired = options.paired_bs || options.paired_ar;
   std::string format = options.format;

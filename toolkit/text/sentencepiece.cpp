@@ -86,6 +86,12 @@ SentencePieceModel SentencePieceModel::train(
   for (size_t i : sample_indices(all.size(), options.input_sentence_size, options.seed))
     chosen.push_back(all[i]);
   if (chosen.empty()) throw Error("cannot train a SentencePiece model on no sentences");
+  // SentencePiece's trainer ends the process (LOG(FATAL)) when it finds no character.
+  auto has_text = [](const std::string* s) {
+    return s->find_first_not_of(" \t\n\r\f\v") != std::string::npos;
+  };
+  if (std::none_of(chosen.begin(), chosen.end(), has_text))
+    throw Error("cannot train a SentencePiece model: every training sentence is empty or whitespace");
 
   sentencepiece::SetRandomGeneratorSeed(static_cast<unsigned>(options.seed % 0xFFFFFFFFu));
   std::string args = "--model_type=" + options.model_type +
