@@ -3,6 +3,7 @@
 //   average-checkpoints --inputs SAVE_DIR --num-epoch-checkpoints 5 --output avg.pt
 #include <boost/program_options.hpp>
 
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -11,8 +12,36 @@
 #include "toolkit/generation/checkpoint_averaging.h"
 
 namespace po = boost::program_options;
+namespace fs = std::filesystem;
 
 namespace {
+
+// True when a and b name the same file: the same canonical path (symbolic links, "..",
+// "./") or, for an existing file, the same inode (hard links).
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  if (fs::equivalent(a, b, ec) && !ec) return true;
+  const fs::path ca = fs::weakly_canonical(a, ec);
+  if (ec) return false;
+  const fs::path cb = fs::weakly_canonical(b, ec);
+  return !ec && ca == cb;
+}
+
+// Refused before any checkpoint is loaded: writing the average over one of its inputs
+// would replace a checkpoint of the run by the average.
+void check_paths(const std::vector<std::string>& inputs, const std::string& output) {
+  std::error_code ec;
+  for (const auto& input : inputs)
+    if (fs::is_directory(input, ec))
+      throw csan::Error(input + ": is a directory; give checkpoint files, or one directory with "
+                                "--num-epoch-checkpoints or --num-update-checkpoints");
+  if (fs::is_directory(output, ec))
+    throw csan::Error(output + ": is a directory; --output is the file to write");
+  for (const auto& input : inputs)
+    if (same_file(input, output))
+      throw csan::Error("--output " + output + " is also one of the --inputs (" + input +
+                        "); write the average to a new file");
+}
 
 int average_main(int argc, char** argv) {
   std::vector<std::string> inputs;
@@ -43,6 +72,7 @@ int average_main(int argc, char** argv) {
     if (inputs.size() != 1) throw csan::Error("--num-*-checkpoints: --inputs must be one directory");
     inputs = csan::generation::last_checkpoints(inputs[0], epochs > 0 ? epochs : updates, updates > 0, upper_bound);
   }
+  check_paths(inputs, output);
   csan::generation::average_checkpoints(inputs, output);
   std::cerr << "averaged " << inputs.size() << " checkpoints into " << output << "\n";
   return 0;

@@ -2,7 +2,17 @@
 # Installs the Debian packages csan builds against, then makes sure OpenBLAS is the
 # active libblas.so.3 (LibTorch from Debian calls the system BLAS; the reference BLAS
 # is about 25x slower). Idempotent and quiet when everything is already present.
+#   tools/install-deps.sh          what the build and the tests need
+#   tools/install-deps.sh --fuzz   also clang and libFuzzer, for tools/fuzz.sh
 set -euo pipefail
+
+fuzz=0
+for arg in "$@"; do
+  case "$arg" in
+    --fuzz) fuzz=1 ;;
+    *) echo "install-deps: unknown option '$arg' (only --fuzz)" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   build-essential cmake pkg-config
@@ -15,6 +25,10 @@ packages=(
   libgtest-dev
   nlohmann-json3-dev   # tests read the JSON test vectors
 )
+if ((fuzz)); then
+  # -fsanitize=fuzzer,address,undefined: clang with its sanitizer and libFuzzer runtimes.
+  packages+=(clang-14 libclang-rt-14-dev libfuzzer-14-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -22,7 +22,8 @@ class Dictionary {
   // Same, from the file's contents (checkpoints embed dictionaries); `origin` names it
   // in errors.
   static Dictionary parse(std::string_view contents, const std::string& origin);
-  // The dict.txt text: every non-special symbol with its count, in index order.
+  // The dict.txt text: every non-special symbol with its count, in index order (a repeated
+  // symbol with #fairseq:overwrite, so that the text parses back to this dictionary).
   std::string to_text() const;
   // Writes to_text() atomically.
   void save(const std::string& path) const;
@@ -38,6 +39,7 @@ class Dictionary {
   // Index of `word`, or unk() if absent.
   int index(std::string_view word) const;
   bool contains(std::string_view word) const;
+  // Throws csan::Error naming the dictionary's file for an index outside [0, size()).
   const std::string& symbol(int index) const;
   int64_t count(int index) const { return counts_.at(index); }
   int size() const { return static_cast<int>(symbols_.size()); }
@@ -66,6 +68,7 @@ class Dictionary {
  private:
   void append_piece(std::string_view piece, std::vector<int32_t>& ids, int64_t* unknown) const;
 
+  std::string origin_;  // the file (or checkpoint) it was parsed from, for messages
   std::vector<std::string> symbols_;
   std::vector<int64_t> counts_;
   std::unordered_map<std::string, int> indices_;

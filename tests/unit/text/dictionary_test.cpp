@@ -126,6 +126,28 @@ TEST(Dictionary, LoadErrorsNameFileAndLine) {
   EXPECT_THROW(Dictionary::load(temp_file("missing.txt")), csan::Error);
 }
 
+// csan-preprocess saves a --srcdict it was given; one with an overwritten symbol must
+// load again (it used to be written as a plain duplicate, which parse() refuses).
+TEST(Dictionary, OverwrittenSymbolsSurviveSaveAndLoad) {
+  Dictionary d = Dictionary::parse("a 5\nb 3\na 2 #fairseq:overwrite\n<unk> 1 #fairseq:overwrite\n", "d.txt");
+  EXPECT_EQ(d.to_text(), "a 5\nb 3\na 2 #fairseq:overwrite\n<unk> 1 #fairseq:overwrite\n");
+  Dictionary back = Dictionary::parse(d.to_text(), "saved");
+  EXPECT_EQ(back, d);
+  EXPECT_EQ(back.index("a"), 6);
+}
+
+// An id from a .bin made with another dictionary: the message names this dictionary.
+TEST(Dictionary, OutOfRangeIdNamesTheDictionaryFile) {
+  Dictionary d = Dictionary::parse("a 1\nb 1\n", "data/dict.de.txt");
+  try {
+    d.symbol(6);
+    FAIL();
+  } catch (const csan::Error& e) {
+    EXPECT_EQ(std::string(e.what()), "data/dict.de.txt: token id 6 is not in the dictionary (6 entries)");
+  }
+  EXPECT_THROW(d.symbol(-1), csan::Error);
+}
+
 TEST(Dictionary, EncodeLineAppendsEosAndCountsUnknowns) {
   Dictionary d = counted({{"a", 2}, {"b", 1}});
   d.finalize(-1, -1, 1);
