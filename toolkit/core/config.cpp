@@ -9,6 +9,7 @@
 
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
+#include "toolkit/core/utf8.h"
 
 namespace csan::core {
 
@@ -193,6 +194,8 @@ void Config::apply_override(const std::string& assignment) {
   std::string text = assignment.substr(eq + 1);
   std::string where = "--set " + key;
   if (!schema_.has(key)) assign(key, Value(false), "--set");  // unknown-key error
+  // yaml-cpp would read bytes starting with a byte-order mark as UTF-16 text.
+  if (!utf8::is_valid(text)) throw Error(where + ": the value is not valid UTF-8");
   const KeySpec& spec = schema_.spec(key);
   YAML::Node node;
   try {

@@ -4,6 +4,7 @@
 
 #include "toolkit/core/config.h"
 #include "toolkit/core/error.h"
+#include "toolkit/core/utf8.h"
 
 namespace csan::core {
 
@@ -65,6 +66,21 @@ ValueType type_of(const Value& value) {
 }
 
 Value validate(const KeySpec& spec, Value value, const std::string& where);
+
+// Why a string cannot be a value, or "". yaml-cpp writes invalid UTF-8 and the Unicode
+// noncharacters (U+FDD0-FDEF, U+xFFFE, U+xFFFF) in a quoted string back as U+FFFD, so
+// such a value would change on its way through a checkpoint's recipe.
+std::string text_problem(const std::string& text) {
+  if (!utf8::is_valid(text)) return "the value is not valid UTF-8";
+  for (char32_t c : utf8::decode(text)) {
+    if ((c >= 0xFDD0 && c <= 0xFDEF) || (c & 0xFFFE) == 0xFFFE) {
+      char code[16];
+      std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(c));
+      return std::string("the value holds the Unicode noncharacter ") + code;
+    }
+  }
+  return "";
+}
 
 }  // namespace
 
@@ -181,6 +197,10 @@ Value validate(const KeySpec& s, Value value, const std::string& where) {
     for (int64_t x : std::get<std::vector<int64_t>>(value)) check_range(static_cast<double>(x));
   if (s.type == ValueType::DoubleList)
     for (double x : std::get<std::vector<double>>(value)) check_range(x);
+  if (s.type == ValueType::String) {
+    const std::string problem = text_problem(std::get<std::string>(value));
+    if (!problem.empty()) throw fail(problem);
+  }
   if (s.type == ValueType::String && !s.choices.empty()) {
     const std::string& text = std::get<std::string>(value);
     if (std::find(s.choices.begin(), s.choices.end(), text) == s.choices.end()) {

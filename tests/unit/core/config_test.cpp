@@ -137,6 +137,25 @@ TEST(Config, SectionGivenTwiceIsAnError) {
             "r.yaml:1: key 'model' is given twice (first at r.yaml:1)");
 }
 
+// Found by fuzzing: yaml-cpp writes invalid UTF-8 in a quoted string back as U+FFFD, so
+// the recipe stored in a checkpoint would differ from the one given.
+TEST(Config, StringsMustBeValidUtf8) {
+  Config cfg(test_schema());
+  EXPECT_EQ(error_of([&] { cfg.load_yaml_string("checkpoint:\n  save_dir: \"a\\x16b\x97\"\n", "r.yaml"); }),
+            "r.yaml:2: key 'checkpoint.save_dir': the value is not valid UTF-8");
+  EXPECT_EQ(error_of([&] { cfg.apply_override("checkpoint.save_dir=caf\xe9"); }),
+            "--set checkpoint.save_dir: the value is not valid UTF-8");
+  // Not read as UTF-16 because it starts with a byte-order mark.
+  EXPECT_EQ(error_of([&] { cfg.apply_override(std::string("checkpoint.save_dir=\xfe\xff\x00a", 24)); }),
+            "--set checkpoint.save_dir: the value is not valid UTF-8");
+  EXPECT_EQ(error_of([&] { cfg.load_yaml_string("checkpoint:\n  save_dir: \"a\xef\xbf\xbf\"\n", "r.yaml"); }),
+            "r.yaml:2: key 'checkpoint.save_dir': the value holds the Unicode noncharacter U+FFFF");
+  EXPECT_EQ(error_of([&] { cfg.apply_override("checkpoint.save_dir=\xef\xb7\x90"); }),
+            "--set checkpoint.save_dir: key 'checkpoint.save_dir': the value holds the Unicode noncharacter U+FDD0");
+  cfg.apply_override("checkpoint.save_dir=caf\xc3\xa9 \xe2\x80\xa8\xef\xbb\xbf");  // é, U+2028, U+FEFF are text
+  EXPECT_EQ(cfg.get<std::string>("checkpoint.save_dir"), "caf\xc3\xa9 \xe2\x80\xa8\xef\xbb\xbf");
+}
+
 TEST(Config, EmptyRecipeIsAnError) {
   Config cfg(test_schema());
   auto path = write_temp("csan_cfg_empty.yaml", "");
