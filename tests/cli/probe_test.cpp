@@ -130,6 +130,8 @@ const std::vector<ProbeCase>& cases() {
       // Item 12, csan-score: a directory is not an empty file.
       {"score_directory_as_reference", "$SCORE adir -i hyp.txt", 1, "csan-score: error: adir: is a directory, expected a file"},
       {"score_directory_as_system", "$SCORE ref.txt -i adir", 1, "adir: is a directory, expected a file"},
+      {"score_directory_as_spm_model", "$SCORE ref.txt -i hyp.txt -tok spm --spm-model adir", 1,
+       "adir: is a directory, expected a file"},
       // Item 11, csan-preprocess: negative counts name their option.
       {"preprocess_nwordssrc_negative", kPreprocess + "--nwordssrc -7", 1, "key 'nwordssrc': must be -1 (keep all)"},
       {"preprocess_nwordstgt_negative", kPreprocess + "--nwordstgt -3", 1, "key 'nwordstgt'"},

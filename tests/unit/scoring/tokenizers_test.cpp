@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "sacrebleu_vectors.h"
 #include "toolkit/core/error.h"
 #include "toolkit/scoring/chrf.h"
@@ -115,6 +117,14 @@ TEST(Tokenizers, UnknownOrModelLessTokenizerIsAnError) {
   unsetenv("SACREBLEU");
   EXPECT_THROW(make_tokenizer("spm", "/nonexistent/model.spm"), Error);
   EXPECT_EQ(make_tokenizer("13a")->signature(), "13a");
+  // A directory given as the model: named, not SentencePiece's "basic_filebuf::underflow".
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  try {
+    make_tokenizer("spm", dir);
+    FAIL() << "a directory as the model must fail";
+  } catch (const Error& error) {
+    EXPECT_EQ(std::string(error.what()), dir + ": is a directory, expected a file");
+  }
 }
 
 }  // namespace
