@@ -117,7 +117,7 @@ void AtomicDirectory::commit() {
   {
     // An interrupt waits until the new directory is in place (or the old one is back).
     auto held = hold_temporaries();
-    if (fs::exists(path_)) {
+    if (fs::exists(path_, ec)) {
       // Move the old directory aside first so that a failure never loses both copies.
       old = temp_name_for(path_ + kOldMarker);
       fs::rename(path_, old, ec);

@@ -67,16 +67,21 @@ ValueType type_of(const Value& value) {
 
 Value validate(const KeySpec& spec, Value value, const std::string& where);
 
-// Why a string cannot be a value, or "". yaml-cpp writes invalid UTF-8 and the Unicode
-// noncharacters (U+FDD0-FDEF, U+xFFFE, U+xFFFF) in a quoted string back as U+FFFD, so
-// such a value would change on its way through a checkpoint's recipe.
+// Why a string cannot be a value, or "". A value must come back unchanged from the
+// recipe a checkpoint stores (to_yaml), and yaml-cpp writes invalid UTF-8 and the Unicode
+// noncharacters (U+FDD0-FDEF, U+xFFFE, U+xFFFF) in a quoted string back as U+FFFD, and a
+// final carriage return unquoted (read back as part of the line break). Control
+// characters are never meant in a recipe anyway: a CR is what a script with Windows line
+// endings leaves at the end of an argument.
 std::string text_problem(const std::string& text) {
   if (!utf8::is_valid(text)) return "the value is not valid UTF-8";
   for (char32_t c : utf8::decode(text)) {
-    if ((c >= 0xFDD0 && c <= 0xFDEF) || (c & 0xFFFE) == 0xFFFE) {
+    const bool control = (c < 0x20 && c != '\t' && c != '\n') || c == 0x7F;
+    const bool noncharacter = (c >= 0xFDD0 && c <= 0xFDEF) || (c & 0xFFFE) == 0xFFFE;
+    if (control || noncharacter) {
       char code[16];
       std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(c));
-      return std::string("the value holds the Unicode noncharacter ") + code;
+      return std::string("the value holds the ") + (control ? "control character " : "Unicode noncharacter ") + code;
     }
   }
   return "";
