@@ -143,7 +143,7 @@ TEST(PreprocessCli, EmptyTrainingSetAfterFiltering) {
   auto args = toy_args(out);
   args.insert(args.end(), {"--max-len", "2"});
   auto r = preprocess(args);
-  expect_one_line_error(r, "training set is empty after filtering (1500 lines read", out);
+  expect_one_line_error(r, "/train.tgt: no training pair is left after filtering (1500 lines read", out);
 }
 
 TEST(PreprocessCli, ExistingDestdirWithDifferentSettings) {
