@@ -1,6 +1,7 @@
 #include "toolkit/models/tagger_model.h"
 
 #include "toolkit/core/error.h"
+#include "toolkit/nn/fused_dropout.h"
 #include "toolkit/nn/init.h"
 #include "toolkit/nn/keras_init.h"
 
@@ -51,16 +52,19 @@ TaggerModel::TaggerModel(const TaggerOptions& o, const ModelContext& context)
   chars_ = register_module("chars", nn::CharCnn(nn::CharCnnOptions{context.vocab_size("chars"), o.char_dim,
                                                                    o.char_filters, o.char_width, o.char_layers}));
   const int64_t head_dim = d / o.heads;
+  torch::nn::ModuleList layers;
   for (int64_t l = 0; l < o.layers; ++l) {
     nn::MultiheadAttentionOptions attention{d, o.heads, 0.0, /*bias=*/false};
     attention.output_projection = false;
-    auto layer = register_module("layers." + std::to_string(l), nn::MultiheadAttention(attention));
+    nn::MultiheadAttention layer(attention);
     // Each head's W_q, W_k, W_v is its own Keras (d, d_h) glorot_normal weight.
     for (int64_t m = 0; m < 3; ++m)
       for (int64_t h = 0; h < o.heads; ++h)
         nn::init_glorot_normal(layer->in_proj_weight.narrow(0, m * d + h * head_dim, head_dim), {d, head_dim});
+    layers->push_back(layer);
     layers_.push_back(layer);
   }
+  register_module("layers", layers);
   const int64_t classifier_in = o.classifier_sees_input ? 2 * d : d;
   const int64_t labels = context.vocab_size("labels");
   classifier_ = register_module("classifier", nn::Dense(classifier_in, labels));
@@ -87,7 +91,7 @@ torch::Tensor TaggerModel::tag(const NamedTensors& input) {
   if (options_.mask_padding) call.key_padding_mask = words.eq(pad_index_);
   torch::Tensor hidden = embedded;
   for (auto& layer : layers_) {
-    hidden = torch::dropout(hidden, options_.dropout, is_training());
+    if (is_training() && options_.dropout > 0) hidden = nn::fused_dropout(hidden, options_.dropout);
     hidden = hidden + layer(hidden, hidden, hidden, call);
   }
   return classifier_(options_.classifier_sees_input ? torch::cat({embedded, hidden}, -1) : hidden);

@@ -1,6 +1,7 @@
 #include "toolkit/nn/attention_conv2d_entry.h"
 
 #include "toolkit/core/error.h"
+#include "toolkit/nn/depthwise_conv.h"
 #include "toolkit/nn/entry_layers.h"
 #include "toolkit/nn/init.h"
 #include "toolkit/nn/keras_init.h"
@@ -27,10 +28,8 @@ AttentionConv2dEntry::AttentionConv2dEntry(int64_t heads, int64_t width) {
 }
 
 torch::Tensor AttentionConv2dEntry::probabilities(torch::Tensor probs, const AttentionInputs&) {
-  const int64_t width = weight.size(2);
-  // Each head's [Tq, Tk] matrix is one channel of its own group.
-  return torch::relu(torch::conv2d(probs, weight.to(probs.scalar_type()), bias.to(probs.scalar_type()), 1,
-                                   width / 2, 1, probs.size(1)));
+  // Each head's [Tq, Tk] matrix is one channel with its own filter.
+  return relu_depthwise_conv2d(probs, weight, bias);
 }
 
 namespace {

@@ -1,10 +1,10 @@
 // bench-tagger: CPU seconds per training epoch of the convoluted-attention tagger, the
 // figure issue 15 asks for (goal: at most 13 CPU-s per UD_English-LinES epoch on one
 // thread, half of what a PyTorch port of the authors' Keras code took).
-//   csan-preprocess --task tagging --vocab-protocol convatt --destdir /tmp/lines \
+//   csan-preprocess --task tagging --vocab-protocol convatt --destdir /tmp/lines
 //       --trainpref $UD/UD_English-LinES/en_lines-ud-train --validpref ...-dev --testpref ...-test
 //   bench-tagger --data /tmp/lines [--arch tagger_pe_add,tagger_conv2d] [--recipe R] [--set k=v]
-//                [--epochs 1] [--threads 1]
+//                [--epochs 1] [--threads 1] [--profile trace.json]
 // Every arch is built from the same recipe (default recipes/tagger-pe-add.yaml: the
 // paper's UD setting, 32 chunks of 60 words per batch, RMSprop) with the same seed and
 // trained on the SAME batches of whole epochs; the archs take turns batch by batch, so
@@ -12,6 +12,8 @@
 // all threads) and wall seconds per training epoch (every batch: forward, backward,
 // optimizer step, as csan-train's Trainer runs them), the same for one pass over the
 // validation split (accuracy's forward passes), and ratios to the first arch.
+// --profile: then one more batch per arch into a Chrome trace (chrome://tracing).
+#include <torch/csrc/autograd/profiler_legacy.h>
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
@@ -68,6 +70,7 @@ int bench(int argc, char** argv) {
   std::string data, recipe = "recipes/tagger-pe-add.yaml";
   std::string archs = "tagger_pe_add,tagger_conv2d";
   std::vector<std::string> sets;
+  std::string profile;
   int epochs = 1, threads = 1;
   po::options_description desc("bench-tagger --data TAGGING_DATA [options]");
   desc.add_options()("help,h", "show this help")("data", po::value(&data), "csan-preprocess --task tagging output")(
@@ -75,7 +78,8 @@ int bench(int argc, char** argv) {
       "set", po::value(&sets), "recipe override key=value (repeatable)")(
       "arch", po::value(&archs)->default_value(archs), "archs to compare, comma-separated (the first is the baseline)")(
       "epochs", po::value(&epochs)->default_value(1), "training epochs per arch")(
-      "threads", po::value(&threads)->default_value(1), "intra-op threads");
+      "threads", po::value(&threads)->default_value(1), "intra-op threads")(
+      "profile", po::value(&profile), "then profile one more batch of every arch into this Chrome trace");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, desc), vm);
   po::notify(vm);
@@ -138,6 +142,19 @@ int bench(int argc, char** argv) {
     const double cpu = cpu_seconds(), wall = wall_seconds();
     v.accuracy = v.validator->values(v.validator->statistics(v.trainer->model(), valid_batches))[0].second;
     v.valid_cpu = cpu_seconds() - cpu, v.valid_wall = wall_seconds() - wall;
+  }
+
+  if (!profile.empty()) {
+    const auto batch = train.collate(data::batch_by_size(data::ordered_indices(train.source_sizes(),
+                                                                               train.target_sizes(), seed),
+                                                         train.source_sizes(), train.target_sizes(), batching)
+                                         .front());
+    torch::autograd::profiler::RecordProfile recording(profile);
+    for (auto& v : variants) {
+      RECORD_FUNCTION("train_step " + v.arch, std::vector<c10::IValue>());
+      v.trainer->model().train();
+      v.trainer->train_step({batch});
+    }
   }
 
   double load[3] = {0, 0, 0};
