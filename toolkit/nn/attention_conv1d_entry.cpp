@@ -28,7 +28,7 @@ AttentionConv1dEntry::AttentionConv1dEntry(int64_t heads, int64_t max_positions,
   init_constant(bias, 0.0);
 }
 
-torch::Tensor AttentionConv1dEntry::probabilities(torch::Tensor probs, const AttentionInputs&) {
+torch::Tensor AttentionConv1dEntry::probabilities(torch::Tensor probs, const AttentionInputs& in) {
   const int64_t batch = probs.size(0), heads = probs.size(1), tq = probs.size(2), tk = probs.size(3);
   const int64_t t = weight.size(1), width = weight.size(2);
   if (tk > t) throw Error("attention_conv1d: " + std::to_string(tk) + " keys, but filters for " + std::to_string(t));
@@ -38,9 +38,9 @@ torch::Tensor AttentionConv1dEntry::probabilities(torch::Tensor probs, const Att
     b = bias.view({heads, t}).narrow(1, 0, tk).reshape({heads * tk});
   }
   // Keys are channels, queries the convolved axis: [B, H * Tk, Tq], one group per head.
-  auto x = probs.transpose(2, 3).reshape({batch, heads * tk, tq});
+  auto x = zero_padded_queries(probs, in).transpose(2, 3).reshape({batch, heads * tk, tq});
   auto y = torch::conv1d(x, w.to(x.scalar_type()), b.to(x.scalar_type()), 1, width / 2, 1, heads);
-  return torch::relu(y.view({batch, heads, tk, tq}).transpose(2, 3));
+  return zero_padded_keys(torch::relu(y.view({batch, heads, tk, tq}).transpose(2, 3)), in);
 }
 
 namespace {

@@ -27,9 +27,9 @@ AttentionConv2dEntry::AttentionConv2dEntry(int64_t heads, int64_t width) {
   init_constant(bias, 0.0);
 }
 
-torch::Tensor AttentionConv2dEntry::probabilities(torch::Tensor probs, const AttentionInputs&) {
+torch::Tensor AttentionConv2dEntry::probabilities(torch::Tensor probs, const AttentionInputs& in) {
   // Each head's [Tq, Tk] matrix is one channel with its own filter.
-  return relu_depthwise_conv2d(probs, weight, bias);
+  return zero_padded_keys(relu_depthwise_conv2d(zero_padded_queries(probs, in), weight, bias), in);
 }
 
 namespace {

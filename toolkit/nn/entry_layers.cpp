@@ -20,4 +20,18 @@ int64_t fixed_positions(const AttentionSite& site, const std::string& entry) {
                                                            " sequences have a fixed maximum length (the tagger's)");
 }
 
+torch::Tensor zero_padded_queries(const torch::Tensor& probs, const AttentionInputs& in) {
+  const torch::Tensor& mask = in.key_padding_mask;
+  // Only self-attention over the whole sequence has queries at the keys' positions.
+  if (!mask.defined() || (in.site && !in.site->self_attention) || in.query_offset != 0 || probs.size(2) != mask.size(1))
+    return probs;
+  return probs.masked_fill(mask.view({mask.size(0), 1, mask.size(1), 1}), 0.0);
+}
+
+torch::Tensor zero_padded_keys(const torch::Tensor& probs, const AttentionInputs& in) {
+  const torch::Tensor& mask = in.key_padding_mask;
+  if (!mask.defined()) return probs;
+  return probs.masked_fill(mask.view({mask.size(0), 1, 1, mask.size(1)}), 0.0);
+}
+
 }  // namespace csan::nn

@@ -3,12 +3,13 @@
 // head and layer, Temp 3), logits' shapes, the forward pass against the equations of
 // tagger_model.h recomposed from the model's own pieces, the character CNN's
 // de-duplication, and padding as input (the default) or masked (the option).
+#include "toolkit/models/tagger_model.h"
+
 #include <gtest/gtest.h>
 
 #include "tests/support/model_fixtures.h"
 #include "toolkit/core/error.h"
 #include "toolkit/models/model_registry.h"
-#include "toolkit/models/tagger_model.h"
 #include "toolkit/nn/char_cnn.h"
 #include "toolkit/nn/parameter_count.h"
 
@@ -50,8 +51,8 @@ TEST(TaggerModel, ParameterCountsOfTheTable2Presets) {
   EXPECT_EQ(parameters("tagger_pe_add"), san + kT * 128);
   EXPECT_EQ(parameters("tagger"), san + kT * 128);
   EXPECT_EQ(parameters("tagger_pe_con"), body(256) + kT * 64);
-  EXPECT_EQ(parameters("tagger_p"), san + 4 * kT * kT);     // first layer only
-  EXPECT_EQ(parameters("tagger_r"), san + 4 * 2 * kT);      // first layer only
+  EXPECT_EQ(parameters("tagger_p"), san + 4 * kT * kT);  // first layer only
+  EXPECT_EQ(parameters("tagger_r"), san + 4 * 2 * kT);   // first layer only
   EXPECT_EQ(parameters("tagger_p_r"), san + 4 * kT * kT + 4 * 2 * kT);
   const int64_t pe_add = san + kT * 128;
   EXPECT_EQ(parameters("tagger_temp"), pe_add + 4 * 4 * 3);
@@ -59,7 +60,8 @@ TEST(TaggerModel, ParameterCountsOfTheTable2Presets) {
   EXPECT_EQ(parameters("tagger_conv2d"), pe_add + 4 * 4 * 10);
   // Conv2d: exactly 10 per head and layer, Temp 3, whatever the heads and layers.
   for (const auto& [heads, layers] : std::vector<std::pair<int, int>>{{2, 1}, {4, 3}, {8, 2}}) {
-    const std::string sizes = "  tagger: {heads: " + std::to_string(heads) + ", layers: " + std::to_string(layers) + "}\n";
+    const std::string sizes =
+        "  tagger: {heads: " + std::to_string(heads) + ", layers: " + std::to_string(layers) + "}\n";
     const int64_t base = parameters("tagger_pe_add", sizes);
     EXPECT_EQ(parameters("tagger_conv2d", sizes) - base, 10 * heads * layers) << heads << " x " << layers;
     EXPECT_EQ(parameters("tagger_temp", sizes) - base, 3 * heads * layers) << heads << " x " << layers;
@@ -99,7 +101,7 @@ TEST(TaggerModel, ForwardIsTheEquationsOverItsPieces) {
     model->for_each_attention([&](const nn::AttentionSite&, nn::MultiheadAttention& a) { layers.push_back(a); });
     ASSERT_EQ(layers.size(), 2u);
     for (auto& layer : layers) {
-      EXPECT_EQ(layer->out_proj.ptr(), nullptr);  // no output projection
+      EXPECT_TRUE(layer->out_proj.is_empty());      // no output projection
       EXPECT_FALSE(layer->in_proj_bias.defined());  // bias-free Q/K/V
       h = h + layer(h, h, h);
     }
@@ -130,31 +132,35 @@ TEST(TaggerModel, CharacterCnnRunsEachSpellingOnceWithTheSameValuesAndGradients)
 }
 
 // Padding slots are inputs (the authors' protocol): what pads a chunk changes its real
-// words' logits, but never another chunk's. With mask_padding they do not matter.
+// words' logits, but never another chunk's. With mask_padding they do not matter, even
+// through the convolutions over the probabilities (which mix neighbouring rows and columns).
 TEST(TaggerModel, PaddingIsAnInputUnlessMasked) {
-  for (const bool masked : {false, true}) {
-    auto model = tagger(recipe_for("tagger_conv2d", masked ? "  tagger: {mask_padding: true}\n" : ""));
-    model->eval();
-    auto input = batch(2, kT, 7);
-    auto words = input.at("words").clone(), chars = input.at("chars").clone();
-    words.narrow(1, 30, 30).fill_(0);  // 30 real words, then padding
-    auto logits = model->tag({{"words", words}, {"chars", chars}});
-    auto other_chars = chars.clone();
-    other_chars[0].narrow(0, 30, 30).random_(0, kChars);  // other padding spelling in row 0
-    auto changed = model->tag({{"words", words}, {"chars", other_chars}});
-    const double real_difference = (changed[0].narrow(0, 0, 30) - logits[0].narrow(0, 0, 30)).abs().max().item<double>();
-    if (masked)
-      EXPECT_LT(real_difference, 1e-5);
-    else
-      EXPECT_GT(real_difference, 1e-4);
-    EXPECT_LT((changed[1] - logits[1]).abs().max().item<double>(), 1e-5);  // rows are independent
-    // A row alone gives the same logits as in the batch.
-    EXPECT_LT((model->tag({{"words", words.narrow(0, 1, 1)}, {"chars", chars.narrow(0, 1, 1)}})[0] - logits[1])
-                  .abs()
-                  .max()
-                  .item<double>(),
-              1e-5);
-  }
+  for (const std::string arch : {"tagger_conv2d", "tagger_conv", "tagger_p_r"})
+    for (const bool masked : {false, true}) {
+      SCOPED_TRACE(arch + (masked ? " masked" : ""));
+      auto model = tagger(recipe_for(arch, masked ? "  tagger: {mask_padding: true}\n" : ""));
+      model->eval();
+      auto input = batch(2, kT, 7);
+      auto words = input.at("words").clone(), chars = input.at("chars").clone();
+      words.narrow(1, 30, 30).fill_(0);  // 30 real words, then padding
+      auto logits = model->tag({{"words", words}, {"chars", chars}});
+      auto other_chars = chars.clone();
+      other_chars[0].narrow(0, 30, 30).random_(0, kChars);  // other padding spelling in row 0
+      auto changed = model->tag({{"words", words}, {"chars", other_chars}});
+      const double real_difference =
+          (changed[0].narrow(0, 0, 30) - logits[0].narrow(0, 0, 30)).abs().max().item<double>();
+      if (masked)
+        EXPECT_LT(real_difference, 1e-5);
+      else
+        EXPECT_GT(real_difference, 1e-4);
+      EXPECT_LT((changed[1] - logits[1]).abs().max().item<double>(), 1e-5);  // rows are independent
+      // A row alone gives the same logits as in the batch.
+      EXPECT_LT((model->tag({{"words", words.narrow(0, 1, 1)}, {"chars", chars.narrow(0, 1, 1)}})[0] - logits[1])
+                    .abs()
+                    .max()
+                    .item<double>(),
+                1e-5);
+    }
 }
 
 TEST(TaggerModel, PresetsAreChainsAndWidthsMustSplitIntoHeads) {
@@ -168,7 +174,8 @@ TEST(TaggerModel, PresetsAreChainsAndWidthsMustSplitIntoHeads) {
     tagger(recipe_for("tagger", "  tagger: {heads: 5}\n"));
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "key 'model.tagger.heads': 5 heads do not divide the width 192 (word_dim + char_filters)");
+    EXPECT_EQ(std::string(e.what()),
+              "key 'model.tagger.heads': 5 heads do not divide the width 192 (word_dim + char_filters)");
   }
   // The tagger's keys belong to it.
   EXPECT_THROW(csan::testing::recipe("model:\n  arch: transformer_tiny\n  tagger: {heads: 2}\n"), Error);

@@ -69,13 +69,15 @@ Tensor circulant_coefficients(int64_t n) {
 //   relu(c + sum_{u,v} S_{i+u-1, j+v-1} K_uv) (zero outside), head_i = sum_j S'_ij g_v x_j W_v.
 Tensor naive(const Tensor& x, const Tensor& w, const Entries& e, bool circulant) {
   const int64_t batch = x.size(0), t = x.size(1);
+  static const Tensor coefficients = circulant_coefficients(2 * kMaxPositions);
   std::vector<Tensor> sentences;
   for (int64_t b = 0; b < batch; ++b) {
     std::vector<Tensor> heads;
     for (int64_t h = 0; h < kHeads; ++h) {
       auto weight = [&](int64_t m) { return d(w).narrow(0, m * kDim + h * kHeadDim, kHeadDim); };
-      Tensor q = torch::matmul(x[b], weight(0).t()), k = torch::matmul(x[b], weight(1).t()),
-             v = torch::matmul(x[b], weight(2).t());
+      const Tensor xb = d(x[b]);
+      Tensor q = torch::matmul(xb, weight(0).t()), k = torch::matmul(xb, weight(1).t()),
+             v = torch::matmul(xb, weight(2).t());
       if (e.temp) q = q * d(e.temp->gammas)[0][h], k = k * d(e.temp->gammas)[1][h], v = v * d(e.temp->gammas)[2][h];
       std::vector<Tensor> rows;
       for (int64_t i = 0; i < t; ++i) {
@@ -84,8 +86,7 @@ Tensor naive(const Tensor& x, const Tensor& w, const Entries& e, bool circulant)
           Tensor a = (q[i] * k[j]).sum() / std::sqrt(double(kHeadDim));
           if (e.p) a = a + d(e.p->matrix)[h][i][j];
           if (e.r && !circulant) a = a + d(e.r->weights)[h][i - j + kMaxPositions];
-          if (e.r && circulant)
-            a = a + (circulant_coefficients(2 * kMaxPositions)[i][j] * d(e.r->weights)[h]).sum();
+          if (e.r && circulant) a = a + (coefficients[i][j] * d(e.r->weights)[h]).sum();
           row.push_back(a);
         }
         Tensor logits = torch::stack(row);
