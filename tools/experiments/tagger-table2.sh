@@ -137,7 +137,7 @@ done
 
 commit=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
-setting="$setting Commit $commit; $(nproc) CPU cores (${cpu:-unknown CPU}), load average $load_at_start when the script started; $(date -u +%Y-%m-%d)."
+setting="$setting Commit $commit; $(nproc --all) CPU cores (${cpu:-unknown CPU}), load average $load_at_start when the script started; $(date -u +%Y-%m-%d)."
 "$python" "$root/tools/experiments/tagger_results_table.py" --output results.md \
   --title "Convoluted attention, Table 2d: SAN+PE[add] vs SAN+PE[add]+Conv2d" --setting "$setting" "${specs[@]}" ||
   die "the results table could not be written"
