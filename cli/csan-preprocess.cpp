@@ -3,12 +3,12 @@
 // and binarized chunks (--task tagging). Option parsing only; the work is
 // csan::data::preprocess() / csan::data::preprocess_tagging().
 #include <boost/program_options.hpp>
-
 #include <cstdio>
 #include <iostream>
 #include <sstream>
 
 #include "toolkit/core/error.h"
+#include "toolkit/core/temporary_paths.h"
 #include "toolkit/data/preprocess.h"
 #include "toolkit/data/tagging_preprocess.h"
 
@@ -50,6 +50,7 @@ int body(int argc, char** argv) {
   csan::data::PreprocessOptions o;
   csan::data::TaggingPreprocessOptions t;
   std::string task, trainpref, validpref, testpref, column, protocol;
+  int64_t spm_seed = 1;  // signed, so that "-1" is refused instead of wrapping to 2^64 - 1
   po::options_description common("Usage: csan-preprocess [--task translation] --source-lang SRC --target-lang TGT --trainpref PREFIX --destdir DIR [options]\n       csan-preprocess --task tagging --trainpref PREFIX [--validpref P --testpref P] --destdir DIR [options]");
   common.add_options()
       ("help,h", "show this help")
@@ -80,7 +81,7 @@ int body(int argc, char** argv) {
       ("spm-model-type", po::value(&o.spm.model_type)->default_value("unigram"), "unigram | bpe | char | word")
       ("spm-character-coverage", po::value(&o.spm.character_coverage)->default_value(1.0), "characters covered by the model")
       ("spm-input-sentence-size", po::value(&o.spm.input_sentence_size)->default_value(0), "train on a sample of this many sentences (0: all)")
-      ("spm-seed", po::value(&o.spm.seed)->default_value(1), "seed of the training sample")
+      ("spm-seed", po::value(&spm_seed)->default_value(1), "seed of the training sample")
       ("joined-dictionary", po::bool_switch(&o.joined_dictionary), "one dictionary for both languages")
       ("srcdict", po::value(&o.srcdict), "reuse this source dictionary (dict.txt)")
       ("tgtdict", po::value(&o.tgtdict), "reuse this target dictionary (dict.txt)")
@@ -109,6 +110,8 @@ int body(int argc, char** argv) {
   }
   if (task != "translation") throw csan::Error("--task: '" + task + "' is not a task (translation or tagging)");
   refuse_options_of(tagging_options, vm, task);
+  if (spm_seed < 0) throw csan::Error::for_key("spm-seed", "must not be negative, got " + std::to_string(spm_seed));
+  o.spm.seed = static_cast<uint64_t>(spm_seed);
   o.trainpref = split_commas(trainpref);
   o.validpref = split_commas(validpref);
   o.testpref = split_commas(testpref);
@@ -120,4 +123,8 @@ int body(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return csan::run_main("csan-preprocess", body, argc, argv); }
+int main(int argc, char** argv) {
+  // Ctrl-C or kill removes DEST.tmp.PID.N instead of leaving it behind (exit 130 / 143).
+  csan::remove_temporaries_on_interrupt("csan-preprocess");
+  return csan::run_main("csan-preprocess", body, argc, argv);
+}
