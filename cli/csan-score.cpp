@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "csan-score-tagging.h"
 #include "toolkit/core/checked_output.h"
 #include "toolkit/core/error.h"
 #include "toolkit/scoring/score_run.h"
@@ -198,6 +199,7 @@ int run(int argc, char** argv) {
 }
 
 int main_body(int argc, char** argv) {
+  if (csan::cli::tagging_requested(argc, argv)) return csan::cli::score_tagging_main(argc, argv);
   try {
     return run(argc, argv);
   } catch (const UsageError& e) {

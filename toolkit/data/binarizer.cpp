@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "toolkit/data/indexed_dataset_writer.h"
 #include "toolkit/data/parallel_chunks.h"
 
 namespace csan::data {
@@ -100,12 +99,6 @@ BinarizedSplit concatenate(std::vector<BinarizedSplit>& parts) {
 
 }  // namespace
 
-void BinarizedSplit::append(const BinarizedSplit& other) {
-  ids.insert(ids.end(), other.ids.begin(), other.ids.end());
-  sizes.insert(sizes.end(), other.sizes.begin(), other.sizes.end());
-  unknown += other.unknown;
-}
-
 PieceCorpus encode_corpus(const text::SentencePieceModel& model, const std::vector<std::string>& lines,
                           int workers, ProgressCounter* progress) {
   std::vector<PieceCorpus> parts(chunk_count(lines.size(), workers));
@@ -199,16 +192,6 @@ BinarizedSplit encode_and_binarize(const text::SentencePieceModel& model, const 
     });
   });
   return concatenate(parts);
-}
-
-void write_dataset(const std::string& prefix, const BinarizedSplit& split, size_t vocab_size) {
-  IndexedDatasetWriter writer(prefix, dtype_for_vocab_size(vocab_size));
-  const int32_t* next = split.ids.data();
-  for (int32_t size : split.sizes) {
-    writer.add_item(next, static_cast<size_t>(size));
-    next += size;
-  }
-  writer.finish();
 }
 
 }  // namespace csan::data

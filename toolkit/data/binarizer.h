@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "toolkit/data/binarized_split.h"
 #include "toolkit/text/dictionary.h"
 #include "toolkit/text/sentencepiece.h"
 
@@ -36,15 +37,6 @@ PieceCorpus encode_corpus(const text::SentencePieceModel& model, const std::vect
 text::Dictionary build_dictionary(const std::vector<const PieceCorpus*>& corpora, const std::vector<bool>& keep,
                                   int64_t threshold, int64_t nwords, int padding_factor);
 
-// Token ids of many sequences back to back, ready for IndexedDatasetWriter.
-struct BinarizedSplit {
-  std::vector<int32_t> ids;
-  std::vector<int32_t> sizes;
-  int64_t unknown = 0;  // pieces replaced by <unk>
-
-  int64_t tokens() const { return static_cast<int64_t>(ids.size()); }
-  void append(const BinarizedSplit& other);
-};
 
 // Dictionary ids (with </s>) of the kept lines of `corpus`.
 BinarizedSplit binarize_corpus(const text::Dictionary& dict, const PieceCorpus& corpus,
@@ -54,8 +46,5 @@ BinarizedSplit binarize_corpus(const text::Dictionary& dict, const PieceCorpus& 
 BinarizedSplit encode_and_binarize(const text::SentencePieceModel& model, const text::Dictionary& dict,
                                    const std::vector<std::string>& lines, int workers,
                                    ProgressCounter* progress = nullptr);
-
-// Writes PREFIX.bin/.idx with fairseq's dtype choice for a vocabulary of `vocab_size`.
-void write_dataset(const std::string& prefix, const BinarizedSplit& split, size_t vocab_size);
 
 }  // namespace csan::data

@@ -29,8 +29,9 @@ std::string number(double x) {
   return buf;
 }
 
-// "  \"key\": value[,]" lines back to (key, value) pairs; other lines are ignored.
-std::vector<std::pair<std::string, std::string>> parse_lines(const std::string& text) {
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> parse_settings(const std::string& text) {
   std::vector<std::pair<std::string, std::string>> out;
   size_t start = 0;
   while (start < text.size()) {
@@ -46,8 +47,6 @@ std::vector<std::pair<std::string, std::string>> parse_lines(const std::string& 
   }
   return out;
 }
-
-}  // namespace
 
 std::vector<std::pair<std::string, std::string>> settings_of(const PreprocessOptions& o) {
   return {
@@ -100,8 +99,8 @@ void check_destination(const std::string& destdir, const std::string& rendered_s
   }
   const std::string previous = read_file(record);
   if (previous == rendered_settings) return;
-  auto old_values = parse_lines(previous);
-  for (const auto& [key, value] : parse_lines(rendered_settings)) {
+  auto old_values = parse_settings(previous);
+  for (const auto& [key, value] : parse_settings(rendered_settings)) {
     std::string old_value = "(absent)";
     for (const auto& [old_key, v] : old_values)
       if (old_key == key) old_value = v;

@@ -19,6 +19,10 @@ std::vector<std::pair<std::string, std::string>> settings_of(const PreprocessOpt
 // One "key": value per line, in a fixed order, so equal settings give equal text.
 std::string render_settings(const std::vector<std::pair<std::string, std::string>>& settings);
 
+// The (key, JSON value) pairs of a rendered record, in order (the inverse of
+// render_settings; lines that are not "key": value are skipped).
+std::vector<std::pair<std::string, std::string>> parse_settings(const std::string& rendered);
+
 // Throws csan::Error when `destdir` exists and either holds other settings (naming the
 // first differing key) or is a non-empty directory not written by csan-preprocess.
 void check_destination(const std::string& destdir, const std::string& rendered_settings);

@@ -18,6 +18,9 @@ struct AttentionSite {
   bool causal = false;    // a query sees no later key (decoder self-attention)
   // Queries and keys come from the same sequence (positions are comparable).
   bool self_attention = true;
+  // The longest sequence this site ever sees, for entries whose parameters are sized by
+  // it (the tagger's t x t position matrices); 0: unbounded.
+  int64_t max_positions = 0;
 
   int64_t head_dim() const { return num_heads > 0 ? embed_dim / num_heads : 0; }
   // "encoder.self layer 2", for errors.

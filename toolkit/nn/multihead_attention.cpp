@@ -23,7 +23,7 @@ MultiheadAttentionImpl::MultiheadAttentionImpl(const MultiheadAttentionOptions& 
 
   in_proj_weight = register_parameter("in_proj_weight", torch::empty({3 * d, d}));
   if (options.bias) in_proj_bias = register_parameter("in_proj_bias", torch::empty({3 * d}));
-  out_proj = register_module("out_proj", Dense(d, d, options.bias));
+  if (options.output_projection) out_proj = register_module("out_proj", Dense(d, d, options.bias));
   chain_ = register_module("chain", AttentionChain());
   site_.num_heads = options.num_heads;
   site_.embed_dim = d;
@@ -32,8 +32,8 @@ MultiheadAttentionImpl::MultiheadAttentionImpl(const MultiheadAttentionOptions& 
   // 1/sqrt(2)), input biases keep nn.Linear's default, the output bias starts at zero.
   for (int64_t i = 0; i < 3; ++i) init_xavier_uniform(in_proj_weight.narrow(0, i * d, d), 1.0 / std::sqrt(2.0));
   if (options.bias) init_uniform(in_proj_bias, -1.0 / std::sqrt(double(d)), 1.0 / std::sqrt(double(d)));
-  init_xavier_uniform(out_proj->weight);
-  if (options.bias) init_constant(out_proj->bias, 0.0);
+  if (out_proj) init_xavier_uniform(out_proj->weight);
+  if (out_proj && options.bias) init_constant(out_proj->bias, 0.0);
 }
 
 AttentionInputs MultiheadAttentionImpl::entry_inputs(const torch::Tensor& q, const torch::Tensor& k, int64_t tk,
@@ -114,7 +114,7 @@ torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const 
     torch::Tensor bias;
     if (uses & AttentionEntry::kBias)
       bias = chain_->bias(entry_inputs(q, k, k.size(1), query_offset(k.size(1)), call.key_padding_mask));
-    return out_proj(fused_attention(q, k, v, call.key_padding_mask, call.causal, options_.num_heads, scaling_, bias));
+    return output(fused_attention(q, k, v, call.key_padding_mask, call.causal, options_.num_heads, scaling_, bias));
   }
   const torch::Tensor q_projected = q;  // [B, Tq, D], what entries see
   if (kv_cached) {
@@ -153,7 +153,7 @@ torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const 
     } else {
       context = decoding_attention(q.select(1, 0), k, v, call.key_padding_mask, options_.num_heads, scaling_, {}, bias);
     }
-    return out_proj(context.view({batch, 1, d}));
+    return output(context.view({batch, 1, d}));
   }
   if (growing) k = call.state->at(k_name), v = call.state->at(v_name);
   q = split_heads(q).mul(scaling_);  // fairseq scales q after its bias
@@ -212,7 +212,7 @@ torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const 
   if (groups > 1) heads = unstack_groups(heads, groups, tq);
 
   torch::Tensor out = heads.transpose(1, 2).reshape({batch, tq, d});
-  return out_proj(out);
+  return output(out);
 }
 
 }  // namespace csan::nn

@@ -25,6 +25,9 @@ struct MultiheadAttentionOptions {
   int64_t num_heads = 8;
   double attention_dropout = 0.0;
   bool bias = true;  // false: projections without bias (NVIDIA fairseq fork, CCN paper)
+  // false: the heads' concatenation is the output (the convoluted-attention tagger's
+  // attention has no output projection; out_proj is then null).
+  bool output_projection = true;
 };
 
 struct AttentionCall {
@@ -68,6 +71,7 @@ class MultiheadAttentionImpl : public torch::nn::Module {
  private:
   torch::Tensor project(const torch::Tensor& x, int64_t first, int64_t count) const;
   torch::Tensor split_heads(const torch::Tensor& x) const;  // [B, T, D] -> [B, H, T, d]
+  torch::Tensor output(const torch::Tensor& heads) { return out_proj ? out_proj(heads) : heads; }
   // What the chain's entries see of a call: q [B, Tq, D] and k [Bk, Tk, D] as projected
   // (k undefined when the keys are cached).
   AttentionInputs entry_inputs(const torch::Tensor& q, const torch::Tensor& k, int64_t tk, int64_t query_offset,

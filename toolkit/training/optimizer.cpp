@@ -30,6 +30,17 @@ core::Registrar<OptimizerFactory> adamw(optimizer_registry(), "adamw",
                                           o.weight_decay(cfg.get<double>("optimizer.weight_decay"));
                                           return std::make_unique<torch::optim::AdamW>(std::move(params), o);
                                         });
+// Keras's RMSprop (the convoluted-attention tagger's optimizer): a = rho a + (1 - rho) g^2,
+// p -= lr g / (sqrt(a) + eps), the accumulator starting at zero. torch.optim.RMSprop
+// without momentum or centering computes exactly this (alpha = rho, eps outside the sqrt).
+core::Registrar<OptimizerFactory> rmsprop(optimizer_registry(), "rmsprop",
+                                          [](std::vector<torch::Tensor> params, const core::Config& cfg) {
+                                            torch::optim::RMSpropOptions o(cfg.get<double>("optimization.lr"));
+                                            o.alpha(cfg.get<double>("optimizer.rmsprop_rho"));
+                                            o.eps(cfg.get<double>("optimizer.rmsprop_eps"));
+                                            o.weight_decay(cfg.get<double>("optimizer.weight_decay"));
+                                            return std::make_unique<torch::optim::RMSprop>(std::move(params), o);
+                                          });
 
 }  // namespace
 
@@ -42,7 +53,10 @@ void declare_optimizer_options(core::ConfigSchema& schema) {
   schema.add_string("optimizer.name", "adam", "optimizer", optimizer_registry().names());
   schema.add_double_list("optimizer.adam_betas", std::vector<double>{0.9, 0.999}, "Adam betas", 0.0, 1.0);
   schema.add_double("optimizer.adam_eps", 1e-8, "Adam epsilon", 0.0, kMaxFloatOption);
-  schema.add_double("optimizer.weight_decay", 0.0, "weight decay (L2 for adam, decoupled for adamw)", 0.0,
+  schema.add_double("optimizer.weight_decay", 0.0, "weight decay (L2 for adam and rmsprop, decoupled for adamw)", 0.0,
+                    kMaxFloatOption);
+  schema.add_double("optimizer.rmsprop_rho", 0.9, "RMSprop decay of the squared-gradient average (Keras's rho)", 0.0, 1.0);
+  schema.add_double("optimizer.rmsprop_eps", 1e-7, "RMSprop epsilon, added outside the square root (Keras's)", 0.0,
                     kMaxFloatOption);
 }
 

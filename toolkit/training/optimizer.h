@@ -1,6 +1,6 @@
 // Optimizers by name ("optimizer.name"): adam (L2 penalty added to the gradient, as
-// torch.optim.Adam) and adamw (decoupled weight decay, which is what fairseq's "adam"
-// does). Their state (moments, step counts) is saved in checkpoints via torch's
+// torch.optim.Adam), adamw (decoupled weight decay, which is what fairseq's "adam"
+// does) and rmsprop (Keras's: eps outside the square root; the tagger's). Their state (moments, step counts) is saved in checkpoints via torch's
 // serialization. The learning rate is set before every update from the LR schedule.
 #pragma once
 
