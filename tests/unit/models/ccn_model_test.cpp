@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <string>
@@ -161,6 +162,77 @@ TEST(CcnPresets, RecipesBuildTheirPresets) {
 }
 
 // ---- crossed wiring --------------------------------------------------------------------
+
+// Multi-head attention written out: softmax(q Wq (k Wk)^T / sqrt(d_head)) v Wv, then Wo,
+// with keys at padding hidden (the module's projections have no biases in ccn_tiny).
+torch::Tensor naive_attention(nn::MultiheadAttention& attention, const torch::Tensor& q, const torch::Tensor& k,
+                              const torch::Tensor& v, const torch::Tensor& key_padding) {
+  const int64_t d = q.size(-1), heads = attention->options().num_heads, dh = d / heads;
+  auto w = attention->in_proj_weight.chunk(3, 0);
+  auto split = [&](const torch::Tensor& x) { return x.view({x.size(0), x.size(1), heads, dh}).transpose(1, 2); };
+  auto scores = torch::matmul(split(q.matmul(w[0].t())), split(k.matmul(w[1].t())).transpose(-2, -1)) / std::sqrt(dh);
+  scores = scores.masked_fill(key_padding.view({k.size(0), 1, 1, k.size(1)}), -INFINITY);
+  auto heads_out = torch::matmul(torch::softmax(scores, -1), split(v.matmul(w[2].t())));
+  return heads_out.transpose(1, 2).reshape({q.size(0), q.size(1), d}).matmul(attention->out_proj->weight.t());
+}
+
+// One encoder layer against eq. 3-4 written out with Fig. 2's crossed gates: the left
+// branch's attention takes Q from the right input, K and V from the left; the right's the
+// other way round (pre-norm, each input normalized by its own branch's norm).
+TEST(CcnEncoder, ALayerComputesTheCrossedCoAttentionOfEquations3And4) {
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(21);
+  auto model = build_ccn(kTiny);
+  model->eval();
+  auto layer = model->encoder->layers[0]->as<models::CcnEncoderLayer>();
+  auto x_left = torch::randn({2, 6, 64}), x_right = torch::randn({2, 6, 64});
+  auto padding = torch::zeros({2, 6}, torch::kBool);
+  padding[1].narrow(0, 4, 2).fill_(true);
+  const auto got = layer->forward({x_left, x_right}, padding);
+  auto h_left = layer->left->self_attn_layer_norm(x_left), h_right = layer->right->self_attn_layer_norm(x_right);
+  auto y_left = x_left + naive_attention(layer->left->self_attn, h_right, h_left, h_left, padding);
+  auto y_right = x_right + naive_attention(layer->right->self_attn, h_left, h_right, h_right, padding);
+  y_left = y_left + layer->left->ffn(layer->left->final_layer_norm(y_left));
+  y_right = y_right + layer->right->ffn(layer->right->final_layer_norm(y_right));
+  auto real = padding.logical_not().unsqueeze(-1);  // outputs at padding are never read
+  EXPECT_LT(max_difference(got[kLeft] * real, y_left * real), 1e-5);
+  EXPECT_LT(max_difference(got[kRight] * real, y_right * real), 1e-5);
+}
+
+// One decoder layer written out: the left branch's encoder-decoder attention takes K from
+// the right memory and V from the left, the right branch's K from the left and V from the
+// right; each branch's FFN follows; [y_left; y_right] projected 2d -> d around the fusion
+// norm; then the layer's FFN.
+TEST(CcnDecoder, ALayerComputesTheCrossedEncoderDecoderAttentionsAndTheFusion) {
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(22);
+  auto model = build_ccn(kTiny);
+  model->eval();
+  auto layer = model->decoder->layers[1]->as<models::CcnDecoderLayer>();
+  auto x = torch::randn({2, 5, 64});
+  models::MemoryPair memories;
+  auto padding = torch::zeros({2, 7}, torch::kBool);
+  padding[0].narrow(0, 5, 2).fill_(true);
+  memories[kLeft] = {torch::randn({2, 7, 64}), padding};
+  memories[kRight] = {torch::randn({2, 7, 64}), padding};
+  const auto got = layer->forward(x, memories);
+
+  nn::AttentionCall causal;
+  causal.causal = true;
+  auto h = layer->self_attn_layer_norm(x);
+  auto expected = x + layer->self_attn(h, h, h, causal);
+  auto fused_input = layer->fusion_layer_norm(expected);
+  auto branch = [&](models::CcnDecoderBranch& b, const torch::Tensor& keys, const torch::Tensor& values) {
+    auto y =
+        fused_input + naive_attention(b->encoder_attn, b->encoder_attn_layer_norm(fused_input), keys, values, padding);
+    return y + b->ffn(b->final_layer_norm(y));
+  };
+  auto y_left = branch(layer->left, memories[kRight].out, memories[kLeft].out);
+  auto y_right = branch(layer->right, memories[kLeft].out, memories[kRight].out);
+  expected = expected + torch::cat({y_left, y_right}, -1).matmul(layer->fusion->weight.t()) + layer->fusion->bias;
+  expected = expected + layer->ffn(layer->final_layer_norm(expected));
+  EXPECT_LT(max_difference(got, expected), 1e-5);
+}
 
 // Swapping the branches' inputs and their weights swaps the branches' outputs exactly:
 // each branch computes the same function of (its own input, the other's input).
