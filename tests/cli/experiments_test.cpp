@@ -129,7 +129,9 @@ TEST(CsanTable2, BadOptionsAreOneLineErrors) {
 // parameters, scores, and a p-value against the Transformer.
 TEST(CcnVsTransformer, QuickRunWritesTheTableOfBothSystems) {
   const fs::path out = csan::testing::make_temp_dir("ccn_vs_transformer_quick");
-  const auto result = run({"/bin/bash", kCcnScript, "--quick", "--out", out.string(), "--build", kBuildDir});
+  // --build relative to the working directory: the script's steps run inside OUT.
+  const std::string build = fs::relative(kBuildDir, fs::current_path()).string();
+  const auto result = run({"/bin/bash", kCcnScript, "--quick", "--out", out.string(), "--build", build});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const std::string table = slurp(out / "results.md");
   EXPECT_EQ(result.out, table);

@@ -32,6 +32,9 @@ experiment_options() {
     shift
   done
   [[ $seed =~ ^[0-9]+$ ]] || die "--seed '$seed': not a non-negative integer"
+  # Absolute, because the steps run inside OUT.
+  [ -d "$build" ] || die "--build $build: no such directory"
+  build=$(cd "$build" && pwd)
   bin=$build/cli
   for exe in "$bin/csan-preprocess" "$bin/csan-train" "$bin/csan-generate" "$bin/csan-score" "$build/tools/csan-toy-corpus"; do
     [ -x "$exe" ] || die "$exe: not built (run tools/build.sh, or give --build DIR)"
@@ -52,7 +55,8 @@ toy_corpus() {
   train_prefix=$raw/train valid_prefix=$raw/valid test_prefix=$raw/test
   if [ ! -s "$raw/test.$tgt" ]; then
     step "toy corpus -> $raw"
-    "$build/tools/csan-toy-corpus" --out-dir "$raw" --train 3000 --valid 200 --test 200 --seed 1 2>/dev/null
+    "$build/tools/csan-toy-corpus" --out-dir "$raw" --train 3000 --valid 200 --test 200 --seed 1 2> toy-corpus.log ||
+      { tail -1 toy-corpus.log >&2; die "csan-toy-corpus failed (log: $out/toy-corpus.log)"; }
   fi
 }
 
