@@ -11,7 +11,7 @@
 #
 # full     Multi30k En->De (--data, default ../shared/data/multi30k), recipes/multi30k-small.yaml
 #          (d 256, FFN 1024, 4 heads, 3 + 3 layers, joint 8k SentencePiece, 4,000 updates) with
-#          pre-norm and bias-free attention for both; --arch ccn for CCN. About 7 hours on
+#          pre-norm and bias-free attention for both; --arch ccn for CCN. About 7-10 hours on
 #          2 CPU cores (README, "CCN").
 # --quick  the built-in toy corpus (3,000 pairs), recipes/ccn-tiny.yaml (ccn_tiny; the
 #          Transformer: --arch transformer_tiny), 200 updates: a few minutes; checks the
