@@ -67,10 +67,11 @@ std::string make_temp_dir(const std::string& name) {
   return dir.string();
 }
 
-std::string make_toy_data(const std::string& name, int train, int valid, int seed) {
+std::string make_toy_data(const std::string& name, int train, int valid, int seed, int max_words) {
   const std::string d = make_temp_dir(name);
   auto r = run({tool("csan-toy-corpus"), "--out-dir", d + "/raw", "--train", std::to_string(train), "--valid",
-                std::to_string(valid), "--test", "10", "--seed", std::to_string(seed)});
+                std::to_string(valid), "--test", "10", "--seed", std::to_string(seed), "--max-words",
+                std::to_string(max_words)});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   r = run({bin("csan-preprocess"), "--source-lang", "src", "--target-lang", "tgt", "--trainpref", d + "/raw/train",
            "--validpref", d + "/raw/valid", "--destdir", d + "/bin", "--joined-dictionary", "--spm-vocab-size", "200"});

@@ -25,9 +25,10 @@ std::string tool(const std::string& name);
 std::string shared_dir();
 // A fresh empty directory under the system temp dir, unique to this process and name.
 std::string make_temp_dir(const std::string& name);
-// A toy corpus (csan-toy-corpus, `seed`; raw files in DIR/raw) with its train and valid
-// splits binarized by csan-preprocess (joined 200-piece SentencePiece vocabulary) into
-// DIR/bin, DIR a fresh directory named `name`; returns DIR/bin. Failures are test failures.
-std::string make_toy_data(const std::string& name, int train, int valid, int seed);
+// A toy corpus (csan-toy-corpus, `seed`, sentences of at most `max_words` words; raw
+// files in DIR/raw) with its train and valid splits binarized by csan-preprocess (joined
+// 200-piece SentencePiece vocabulary) into DIR/bin, DIR a fresh directory named `name`;
+// returns DIR/bin. Failures are test failures.
+std::string make_toy_data(const std::string& name, int train, int valid, int seed, int max_words = 20);
 
 }  // namespace csan::testing

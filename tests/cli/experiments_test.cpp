@@ -1,6 +1,6 @@
-// tools/experiments/csan-table2.sh end to end: --quick (toy corpus, tiny recipe) produces
-// the results table with the three systems, and bad options are one-line errors. The
-// full setting (hours of training) is not run here.
+// tools/experiments/csan-table2.sh and ccn-vs-transformer.sh end to end: --quick (toy
+// corpus, tiny recipes) produces the results table of the compared systems, and bad
+// options are one-line errors. The full settings (hours of training) are not run here.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -16,6 +16,7 @@ using csan::testing::run;
 namespace {
 
 const std::string kScript = std::string(CSAN_SOURCE_DIR) + "/tools/experiments/csan-table2.sh";
+const std::string kCcnScript = std::string(CSAN_SOURCE_DIR) + "/tools/experiments/ccn-vs-transformer.sh";
 const std::string kBuildDir = fs::path(CSAN_TOOLS_DIR).parent_path().string();
 
 std::string slurp(const fs::path& path) {
@@ -121,6 +122,74 @@ TEST(CsanTable2, BadOptionsAreOneLineErrors) {
     EXPECT_NE(result.err.find(args.back() == "/nonexistent/build" ? "/nonexistent/build" : args[0]),
               std::string::npos) << result.err;
   }
+}
+
+// CCN against the Transformer with one recipe (ccn-tiny.yaml, --arch transformer_tiny):
+// the table has both systems, CCN with its second branch's and crossed decoder's
+// parameters, scores, and a p-value against the Transformer.
+TEST(CcnVsTransformer, QuickRunWritesTheTableOfBothSystems) {
+  const fs::path out = csan::testing::make_temp_dir("ccn_vs_transformer_quick");
+  // --build relative to the working directory: the script's steps run inside OUT.
+  const std::string build = fs::relative(kBuildDir, fs::current_path()).string();
+  const auto result = run({"/bin/bash", kCcnScript, "--quick", "--out", out.string(), "--build", build});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const std::string table = slurp(out / "results.md");
+  EXPECT_EQ(result.out, table);
+  EXPECT_NE(table.find("# CCN vs Transformer (Li & Jiang 2020), toy corpus (quick check)"), std::string::npos) << table;
+  EXPECT_NE(table.find("| System | Parameters | Time per update | Valid BLEU | Valid chrF2 | Test BLEU | Test chrF2 |"),
+            std::string::npos)
+      << table;
+  const auto rows = table_rows(table);
+  ASSERT_EQ(rows.size(), 2u) << table;
+  ASSERT_TRUE(rows.count("Transformer") && rows.count("CCN")) << table;
+  auto parameters = [&](const std::string& name) {
+    std::string digits;
+    for (char c : rows.at(name)[1])
+      if (c != ',') digits += c;
+    return std::stoll(digits);
+  };
+  // d 64, 2 + 2 layers: the second branch 2 (12 d^2 + 9 d) + 2 d, the decoder 2 (22 d^2 + 19 d).
+  const int64_t d = 64;
+  EXPECT_EQ(parameters("CCN") - parameters("Transformer"),
+            2 * (12 * d * d + 9 * d) + 2 * d + 2 * (22 * d * d + 19 * d));
+  for (const char* name : {"Transformer", "CCN"}) {
+    const auto& cells = rows.at(name);
+    ASSERT_EQ(cells.size(), 9u) << table;
+    EXPECT_TRUE(std::regex_match(cells[2], std::regex("[0-9]+\\.[0-9]{3} s"))) << cells[2];
+    for (int i = 3; i <= 6; ++i) {
+      EXPECT_GE(std::stod(cells[i]), 0.0);
+      EXPECT_LE(std::stod(cells[i]), 100.0);
+    }
+    EXPECT_EQ(split(slurp(out / "hyp" / "test" / name), '\n').size(), 200u) << name;
+  }
+  EXPECT_TRUE(std::regex_match(rows.at("CCN")[7], std::regex("[01]\\.[0-9]{3}\\*?"))) << rows.at("CCN")[7];
+  EXPECT_EQ(rows.at("Transformer")[7], "–");
+  // Each system trained its own arch from the one recipe.
+  EXPECT_NE(slurp(out / "ccn" / "run.json").find("\"arch\": \"ccn_tiny\""), std::string::npos);
+  EXPECT_NE(slurp(out / "transformer" / "run.json").find("\"arch\": \"transformer_tiny\""), std::string::npos);
+}
+
+TEST(CcnVsTransformer, MissingDataAndBadOptionsAreOneLineErrors) {
+  const fs::path out = csan::testing::make_temp_dir("ccn_vs_transformer_nodata");
+  const auto missing =
+      run({"/bin/bash", kCcnScript, "--data", "/nonexistent/multi30k", "--out", out.string(), "--build", kBuildDir});
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_TRUE(is_one_line(missing.err)) << missing.err;
+  EXPECT_NE(missing.err.find("ccn-vs-transformer: error: --data /nonexistent/multi30k: no train.en"), std::string::npos)
+      << missing.err;
+  EXPECT_FALSE(fs::exists(out / "data-bin"));
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"--quik"}, {"--seed", "-1"}, {"--build"}}) {
+    std::vector<std::string> argv = {"/bin/bash", kCcnScript};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const auto result = run(argv);
+    EXPECT_NE(result.exit_code, 0) << args[0];
+    EXPECT_TRUE(is_one_line(result.err)) << result.err;
+    EXPECT_NE(result.err.find(args[0]), std::string::npos) << result.err;
+  }
+  const auto help = run({"/bin/bash", kCcnScript, "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--quick"), std::string::npos) << help.out;
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // Shared by the model, attention and generation tests: recipes from YAML text resolved
-// as csan-train resolves them, and translation models built from them.
+// as csan-train resolves them, translation models built from them, and the message of
+// an expected error.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -30,6 +32,16 @@ inline std::shared_ptr<models::EncoderDecoderModel> translation_model(const core
   auto model = std::dynamic_pointer_cast<models::EncoderDecoderModel>(models::build_model(cfg, context));
   if (!model) throw Error("the recipe's arch is not an encoder-decoder model");
   return model;
+}
+
+// The message of the csan::Error that f throws, or "(no error)".
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
 }
 
 }  // namespace csan::testing

@@ -173,14 +173,25 @@ void CheckpointReader::fail(const std::string& what) const { throw Error(path_ +
 
 namespace {
 
+// "[4, 64]".
+std::string shape_text(torch::IntArrayRef sizes) {
+  std::string out = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) out += (i ? ", " : "") + std::to_string(sizes[i]);
+  return out + "]";
+}
+
 // Module::load would adopt the stored tensors (and their dtype). Copying instead lets a
 // checkpoint written by a low-precision run (fp16/bf16 weights) load into an fp32 model
 // for generation, and is exact when the dtypes agree (resume). copy_ broadcasts, so the
 // shapes are checked first.
-void copy_into(torch::serialize::InputArchive& archive, const std::string& key, torch::Tensor& target, bool is_buffer) {
+// Errors name the tensor by its full name (`prefix` is its module's, "decoder.layers.0.").
+void copy_into(torch::serialize::InputArchive& archive, const std::string& prefix, const std::string& key,
+               torch::Tensor& target, bool is_buffer) {
   torch::Tensor stored;
-  archive.read(key, stored, is_buffer);
-  if (stored.sizes() != target.sizes()) throw std::runtime_error("shape mismatch for " + key);
+  if (!archive.try_read(key, stored, is_buffer)) throw std::runtime_error("no tensor " + prefix + key);
+  if (stored.sizes() != target.sizes())
+    throw std::runtime_error("shape mismatch for " + prefix + key + ": " + shape_text(stored.sizes()) + " stored, " +
+                             shape_text(target.sizes()) + " in the model");
   target.copy_(stored);
 }
 
@@ -190,17 +201,19 @@ bool holds_no_tensors(const torch::nn::Module& module) {
   return module.parameters(/*recurse=*/true).empty() && module.buffers(/*recurse=*/true).empty();
 }
 
-void load_module_converting(torch::nn::Module& module, torch::serialize::InputArchive& archive) {
+void load_module_converting(torch::nn::Module& module, torch::serialize::InputArchive& archive,
+                            const std::string& prefix) {
   for (auto& parameter : module.named_parameters(/*recurse=*/false))
-    copy_into(archive, parameter.key(), parameter.value(), false);
-  for (auto& buffer : module.named_buffers(/*recurse=*/false)) copy_into(archive, buffer.key(), buffer.value(), true);
+    copy_into(archive, prefix, parameter.key(), parameter.value(), false);
+  for (auto& buffer : module.named_buffers(/*recurse=*/false))
+    copy_into(archive, prefix, buffer.key(), buffer.value(), true);
   for (const auto& child : module.named_children()) {
     torch::serialize::InputArchive child_archive;
     if (!archive.try_read(child.key(), child_archive)) {
       if (holds_no_tensors(*child.value())) continue;
-      throw std::runtime_error("missing module " + child.key());
+      throw std::runtime_error("no module " + prefix + child.key());
     }
-    load_module_converting(*child.value(), child_archive);
+    load_module_converting(*child.value(), child_archive, prefix + child.key() + ".");
   }
 }
 
@@ -210,9 +223,11 @@ void CheckpointReader::load_model(torch::nn::Module& model) {
   try {
     auto archive = section("model");
     torch::NoGradGuard no_grad;
-    load_module_converting(model, archive);
+    load_module_converting(model, archive, "");
   } catch (const Error&) {
     throw;
+  } catch (const std::runtime_error& e) {  // ours, naming the tensor
+    fail(std::string("the weights do not fit this model (") + e.what() + "; different architecture or vocabulary?)");
   } catch (const std::exception&) {
     fail("the weights do not fit this model (different architecture or vocabulary?)");
   }

@@ -15,6 +15,8 @@
 //   (a) bench-train --data /tmp/m30k --source-lang en --target-lang de --recipe recipes/bench-small.yaml
 //   (b) bench-train --data /tmp/m30k --source-lang en --target-lang de --recipe recipes/transformer-base.yaml
 //   issue 6: ... --recipe recipes/transformer-base.yaml --arch transformer_base,csan1d_base,csan2d_base
+//   issue 16: ... --recipe recipes/transformer-base.yaml --arch transformer_base,transformer_base_prenorm,ccn_base
+//            (CCN's time per update against its Transformers'; the paper: epochs +60-80%)
 //   issue 7: ... --recipe recipes/bench-small.yaml --workers 2   (1 vs 2 Gloo workers, 1 thread each)
 //   issue 7: ... --recipe recipes/bench-small.yaml --precision fp32,bf16   (each arch under each
 //            precision on the same batches; also bf16-weights: bf16 model + fp32 master weights)

@@ -14,21 +14,6 @@ using namespace csan;
 using namespace csan::generation;
 using namespace csan::generation::testing;
 
-// log p(token_t | source, tokens_<t) for every t, by one full (non-incremental) forward.
-std::vector<double> teacher_forced(models::EncoderDecoderModel& model, const SourceBatch& batch, int64_t row,
-                                   const std::vector<int64_t>& tokens) {
-  torch::NoGradGuard no_grad;
-  const int64_t len = batch.lengths[row].item<int64_t>();
-  auto src = batch.tokens.narrow(0, row, 1).narrow(1, 0, len);
-  std::vector<int64_t> prev{kEos};
-  prev.insert(prev.end(), tokens.begin(), tokens.end() - 1);
-  auto logits = model.forward(src, batch.lengths.narrow(0, row, 1), torch::tensor(prev).view({1, -1}));
-  auto lprobs = torch::log_softmax(logits[0], -1).to(torch::kDouble);
-  std::vector<double> out;
-  for (size_t t = 0; t < tokens.size(); ++t) out.push_back(lprobs[t][tokens[t]].item<double>());
-  return out;
-}
-
 std::vector<std::vector<Hypothesis>> run(std::shared_ptr<models::EncoderDecoderModel> model, const SearchOptions& o,
                                          const SourceBatch& batch, const torch::Tensor& prefix = {}) {
   SequenceGenerator generator({std::move(model)}, o);

@@ -4,11 +4,15 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <cmath>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "tests/support/model_fixtures.h"
+#include "toolkit/nn/incremental_state.h"
 
 namespace csan::generation::testing {
 
@@ -51,6 +55,72 @@ inline SourceBatch rows(const SourceBatch& batch, std::vector<int64_t> which) {
   auto index = torch::tensor(which, torch::kLong);
   auto lengths = batch.lengths.index_select(0, index);
   return {batch.tokens.index_select(0, index).narrow(1, 0, lengths.max().item<int64_t>()), lengths};
+}
+
+// log p(token_t | source, tokens_<t) for every t, by one full (non-incremental) forward.
+inline std::vector<double> teacher_forced(models::EncoderDecoderModel& model, const SourceBatch& batch, int64_t row,
+                                          const std::vector<int64_t>& tokens) {
+  torch::NoGradGuard no_grad;
+  const int64_t len = batch.lengths[row].item<int64_t>();
+  auto src = batch.tokens.narrow(0, row, 1).narrow(1, 0, len);
+  std::vector<int64_t> prev{kEos};
+  prev.insert(prev.end(), tokens.begin(), tokens.end() - 1);
+  auto logits = model.forward(src, batch.lengths.narrow(0, row, 1), torch::tensor(prev).view({1, -1}));
+  auto lprobs = torch::log_softmax(logits[0], -1).to(torch::kDouble);
+  std::vector<double> out;
+  for (size_t t = 0; t < tokens.size(); ++t) out.push_back(lprobs[t][tokens[t]].item<double>());
+  return out;
+}
+
+// Decodes random prefixes of `beam` rows per sentence of `batch` step by step, as beam
+// search does: the beams of a sentence share its encoder output, rows are reordered
+// within their sentences after every step, and the first sentence leaves the batch after
+// step 3. At every step the incremental logits must equal a full forward's of the same
+// prefixes (largest difference returned, over all steps); `after_first_step` sees the
+// state once the first step has filled it.
+inline double incremental_vs_full_with_beam_reorders(
+    models::EncoderDecoderModel& model, const SourceBatch& batch, int64_t beam, int64_t steps,
+    const std::function<void(const nn::IncrementalState&)>& after_first_step = {}) {
+  torch::NoGradGuard no_grad;
+  auto encoder_out = model.encode_tokens(batch.tokens, batch.lengths);
+  encoder_out.drop_empty_masks();
+  const int64_t sentences = batch.tokens.size(0);
+  std::vector<int64_t> sentence_of_row;
+  for (int64_t s = 0; s < sentences; ++s)
+    for (int64_t b = 0; b < beam; ++b) sentence_of_row.push_back(s);
+  auto prefix = torch::randint(4, kVocab, {sentences * beam, steps}, torch::kLong);
+  prefix.select(1, 0).fill_(kEos);
+  nn::IncrementalState state;
+  auto sources = batch.tokens, lengths = batch.lengths;
+  double worst = 0;
+  for (int64_t t = 0; t < steps; ++t) {
+    auto step = model.decode(prefix.narrow(1, 0, t + 1), encoder_out, &state);
+    if (step.size(1) != 1) return INFINITY;  // more than the newest position computed
+    if (t == 0 && after_first_step) after_first_step(state);
+    auto rows = torch::tensor(sentence_of_row);
+    auto full = model.forward(sources.index_select(0, rows), lengths.index_select(0, rows), prefix.narrow(1, 0, t + 1));
+    worst = std::max(worst, (step.select(1, 0) - full.select(1, t)).abs().max().item<double>());
+    const int64_t n = static_cast<int64_t>(sentence_of_row.size()) / beam;
+    std::vector<int64_t> order, kept;
+    for (int64_t i = 0; i < n; ++i) {
+      if (t == 3 && i == 0) continue;  // the first sentence leaves
+      kept.push_back(i);
+      for (int64_t b = 0; b < beam; ++b) order.push_back(i * beam + (b + t) % beam);
+    }
+    auto order_t = torch::tensor(order);
+    if (static_cast<int64_t>(kept.size()) < n) {
+      auto kept_t = torch::tensor(kept);
+      state.reorder_beams(order_t, kept_t);
+      encoder_out.reorder(kept_t);  // every memory, one call
+      sources = sources.index_select(0, kept_t), lengths = lengths.index_select(0, kept_t);
+      sentence_of_row.assign(kept.size() * beam, 0);
+      for (size_t i = 0; i < sentence_of_row.size(); ++i) sentence_of_row[i] = static_cast<int64_t>(i) / beam;
+    } else {
+      state.reorder_beams(order_t);
+    }
+    prefix = prefix.index_select(0, order_t);
+  }
+  return worst;
 }
 
 }  // namespace csan::generation::testing

@@ -88,49 +88,14 @@ std::shared_ptr<TwoMemoryModel> two_memory_model(uint64_t seed) {
 }
 
 TEST(TwoMemories, IncrementalDecodingWithReordersEqualsFullRecomputation) {
-  torch::NoGradGuard no_grad;
   auto model = two_memory_model(3);
-  auto batch = random_sources(3, 17);
-  constexpr int64_t kBeam = 3;
-  auto encoder_out = model->encode_tokens(batch.tokens, batch.lengths);
-  encoder_out.drop_empty_masks();
-  std::vector<int64_t> sentence_of_row;
-  for (int64_t s = 0; s < 3; ++s)
-    for (int64_t b = 0; b < kBeam; ++b) sentence_of_row.push_back(s);
-  auto prefix = torch::randint(4, kVocab, {3 * kBeam, 8}, torch::kLong);
-  prefix.select(1, 0).fill_(kEos);
-  nn::IncrementalState state;
-  auto sources = batch.tokens, lengths = batch.lengths;
-  for (int64_t t = 0; t < prefix.size(1); ++t) {
-    auto step = model->decode(prefix.narrow(1, 0, t + 1), encoder_out, &state);
-    if (t == 0) {  // both crossed attentions cached, under keys naming their memories
-      EXPECT_TRUE(state.has("decoder.cross_lr.left>right.prev_key"));
-      EXPECT_TRUE(state.has("decoder.cross_rl.right>left.prev_value"));
-    }
-    auto rows = torch::tensor(sentence_of_row);
-    auto full =
-        model->forward(sources.index_select(0, rows), lengths.index_select(0, rows), prefix.narrow(1, 0, t + 1));
-    EXPECT_LT((step.select(1, 0) - full.select(1, t)).abs().max().item<double>(), 1e-5) << "step " << t;
-    const int64_t n = static_cast<int64_t>(sentence_of_row.size()) / kBeam;
-    std::vector<int64_t> order, kept;
-    for (int64_t i = 0; i < n; ++i) {
-      if (t == 3 && i == 0) continue;  // the first sentence leaves
-      kept.push_back(i);
-      for (int64_t b = 0; b < kBeam; ++b) order.push_back(i * kBeam + (b + t) % kBeam);
-    }
-    auto order_t = torch::tensor(order);
-    if (static_cast<int64_t>(kept.size()) < n) {
-      auto kept_t = torch::tensor(kept);
-      state.reorder_beams(order_t, kept_t);
-      encoder_out.reorder(kept_t);  // both memories, one call
-      sources = sources.index_select(0, kept_t), lengths = lengths.index_select(0, kept_t);
-      sentence_of_row.assign(kept.size() * kBeam, 0);
-      for (size_t i = 0; i < sentence_of_row.size(); ++i) sentence_of_row[i] = static_cast<int64_t>(i) / kBeam;
-    } else {
-      state.reorder_beams(order_t);
-    }
-    prefix = prefix.index_select(0, order_t);
-  }
+  const double difference = incremental_vs_full_with_beam_reorders(
+      *model, random_sources(3, 17), 3, 8, [](const nn::IncrementalState& state) {
+        // Both crossed attentions cached, under keys naming their memories.
+        EXPECT_TRUE(state.has("decoder.cross_lr.left>right.prev_key"));
+        EXPECT_TRUE(state.has("decoder.cross_rl.right>left.prev_value"));
+      });
+  EXPECT_LT(difference, 1e-5);
 }
 
 // Beam search over the two-memory decoder (the ensemble decoder reorders its named

@@ -20,16 +20,9 @@
 
 namespace {
 
-using namespace csan;
+using csan::testing::error_of;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using namespace csan;
 
 TEST(ModelOptions, KeyOfAnotherArchOrAnUnnamedEntryIsAnErrorNamingKeyAndOwner) {
   const auto message =
@@ -38,10 +31,18 @@ TEST(ModelOptions, KeyOfAnotherArchOrAnUnnamedEntryIsAnErrorNamingKeyAndOwner) {
   EXPECT_NE(message.find("arch transformer_base"), std::string::npos) << message;
   EXPECT_NE(message.find("attention entry csan"), std::string::npos) << message;
   EXPECT_EQ(message.find('\n'), std::string::npos) << "one line";
-  // A site role that no arch has is an unknown key (with a suggestion).
-  const auto site = error_of(
+  // A site role that no arch has is an unknown key (with a suggestion); another arch's
+  // role names its owners.
+  const auto site = error_of([] {
+    csan::testing::recipe("model:\n  arch: transformer_base\n  attention:\n    encoder.middle.self: [csan]\n");
+  });
+  EXPECT_NE(site.find("unknown key 'model.attention.encoder.middle.self'"), std::string::npos) << site;
+  const auto role = error_of(
       [] { csan::testing::recipe("model:\n  arch: transformer_base\n  attention:\n    encoder.left.self: [csan]\n"); });
-  EXPECT_NE(site.find("unknown key 'model.attention.encoder.left.self'"), std::string::npos) << site;
+  EXPECT_NE(role.find("key 'model.attention.encoder.left.self': is not a key of arch transformer_base (it belongs to "
+                      "arch ccn"),
+            std::string::npos)
+      << role;
   // An entry that is not registered, named by its chain's key.
   const auto entry = error_of(
       [] { csan::testing::recipe("model:\n  arch: transformer_base\n  attention:\n    encoder.self: [csann]\n"); });

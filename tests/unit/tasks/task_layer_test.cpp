@@ -25,16 +25,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using namespace csan;
+using csan::testing::error_of;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using namespace csan;
 
 std::string temp_dir(const std::string& name) {
   auto dir = fs::temp_directory_path() / ("csan-task-test-" + std::to_string(::getpid())) / name;
