@@ -52,7 +52,9 @@ torch::Tensor BlockEntry::output(const torch::Tensor& context, const AttentionIn
   torch::Tensor hidden = in.key_padding_mask.defined()
                              ? in.key_padding_mask
                              : torch::zeros({batch, length}, torch::dtype(torch::kBool).device(context.device()));
-  torch::Tensor r = context;
+  // What a hidden query's context holds (another entry's window may leave it nothing to
+  // see) must not reach a summary, not even as 0 x NaN.
+  torch::Tensor r = in.key_padding_mask.defined() ? context.masked_fill(hidden.unsqueeze(-1), 0.0) : context;
   if (padded > length) {
     r = torch::constant_pad_nd(r, {0, 0, 0, padded - length});
     hidden = torch::cat({hidden, torch::ones({batch, padded - length}, hidden.options())}, 1);

@@ -105,4 +105,47 @@ TEST(LocalityPresets, TinyPresetsPutEachMethodWhereTheBasePresetDoes) {
   EXPECT_EQ(arch_parameters("locality_cnns_tiny") - transformer, 4 * (d * 7 + d * d + d + 2 * d));
 }
 
+// A bad value is one line naming the key: from the recipe schema (ranges) or from the
+// entry when the model is built (sizes that depend on the model).
+TEST(LocalityPresets, BadValuesAreOneLineErrorsNamingTheKey) {
+  struct Bad {
+    std::string arch, settings, key;
+  };
+  const std::vector<Bad> cases = {
+      {"local_hard", "  local_hard:\n    window: 0\n", "model.local_hard.window"},
+      {"rel_pos", "  rel_pos:\n    clip: -2\n", "model.rel_pos.clip"},
+      {"rel_pos", "  rel_pos:\n    clip: 0\n", "model.rel_pos.clip"},
+      {"block", "  block:\n    size: 1025\n", "model.block.size"},  // max_source_positions 1024
+      {"block", "  max_source_positions: 64\n  block:\n    size: 65\n", "model.block.size"},
+      {"block", "  block:\n    size: 0\n", "model.block.size"},
+      {"cnns", "  cnns:\n    kernel_size: 4\n", "model.cnns.kernel_size"},
+      {"cnns", "  cnns:\n    conv_layers: 0\n", "model.cnns.conv_layers"},
+      {"neighbor", "  neighbor:\n    init_std: 0\n", "model.neighbor.init_std"},
+      {"bi_direct", "  bi_direct:\n    global_heads: 7\n", "model.bi_direct.global_heads"},  // 1 head left
+      {"bi_direct", "  bi_direct:\n    global_heads: 1\n", "model.bi_direct.global_heads"},  // 7: odd
+      {"local_soft", "  local_soft:\n    global_heads: 8\n", "model.local_soft.global_heads"},
+      {"local_hard", "  local_hard:\n    global_heads: 9\n", "model.local_hard.global_heads"},
+      {"local_soft", "  local_soft:\n    global_heads: -1\n", "model.local_soft.global_heads"},
+      {"rel_pos", "  rel_pos:\n    encoder_layers: [0, 6]\n", "model.rel_pos.encoder_layers"},
+      {"cnns", "  cnns:\n    decoder_layers: [7]\n  attention:\n    decoder:\n      self: [cnns]\n",
+       "model.cnns.decoder_layers"},
+      // Where a method has no form: a causal BI_DIRECT or BLOCK, NEIGHBOR across sequences.
+      {"bi_direct", "  attention:\n    decoder:\n      self: [bi_direct]\n", "model.attention.decoder.self"},
+      {"block", "  attention:\n    decoder:\n      self: [block]\n", "model.attention.decoder.self"},
+      {"neighbor", "  attention:\n    decoder:\n      cross: [neighbor]\n", "model.attention.decoder.cross"},
+      {"cnns", "  attention:\n    decoder:\n      cross: [cnns]\n", "model.attention.decoder.cross"},
+  };
+  for (const Bad& c : cases) {
+    const std::string yaml = "model:\n  arch: locality_" + c.arch + "_base\n" + c.settings;
+    try {
+      parameters_of(yaml);
+      ADD_FAILURE() << "no error for\n" << yaml;
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find(c.key), std::string::npos) << message;
+      EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    }
+  }
+}
+
 }  // namespace
