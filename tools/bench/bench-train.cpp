@@ -15,6 +15,8 @@
 //   (a) bench-train --data /tmp/m30k --source-lang en --target-lang de --recipe recipes/bench-small.yaml
 //   (b) bench-train --data /tmp/m30k --source-lang en --target-lang de --recipe recipes/transformer-base.yaml
 //   issue 6: ... --recipe recipes/transformer-base.yaml --arch transformer_base,csan1d_base,csan2d_base
+//   issue 17: tools/bench/locality-speed.sh /tmp/m30k   (... --arch transformer_base,locality_<method>_base,...,
+//            csan2d_base; prints each ratio next to CSAN Table 1's Speed column)
 //   issue 7: ... --recipe recipes/bench-small.yaml --workers 2   (1 vs 2 Gloo workers, 1 thread each)
 //   issue 7: ... --recipe recipes/bench-small.yaml --precision fp32,bf16   (each arch under each
 //            precision on the same batches; also bf16-weights: bf16 model + fp32 master weights)
