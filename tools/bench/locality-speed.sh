@@ -8,9 +8,9 @@
 #   tools/bench/locality-speed.sh DATA_BIN [bench-train options, e.g. --warmup 2 --updates 6
 #                                          --set dataset.max_tokens=1024]
 # DATA_BIN: the 8k joint Multi30k en-de data (see bench-train.cpp's header). 2 threads;
-# CSAN_BUILD_DIR (default build/) holds bench-train. Nine base models take turns, so one
-# update of each at 4,096 tokens costs about 9 x 30 CPU-seconds on this project's machine:
-# fewer tokens per batch keep a run on 2 busy cores within minutes.
+# CSAN_BUILD_DIR (default build/) holds bench-train. Nine base models take turns: with the
+# options above, an update of one model took about 11 CPU-seconds on this project's machine
+# (13 CPU-minutes in all; 44 minutes of wall time on 2 cores at load average 10-15).
 set -euo pipefail
 data=${1:?usage: locality-speed.sh DATA_BIN [bench-train options]}
 shift
