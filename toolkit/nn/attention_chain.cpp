@@ -64,4 +64,20 @@ torch::Tensor AttentionChainImpl::values(const torch::Tensor& probs, const Atten
   return sum;
 }
 
+torch::Tensor AttentionChainImpl::output(const torch::Tensor& context, const AttentionInputs& in) const {
+  torch::Tensor sum;
+  for (const auto& [name, e] : entries_) {
+    if (!(e->uses() & AttentionEntry::kOutput)) continue;
+    torch::Tensor term = e->output(context, in);
+    if (term.defined()) sum = sum.defined() ? sum + term : term;
+  }
+  return sum;
+}
+
+torch::Tensor AttentionChainImpl::before(torch::Tensor x, const BeforeInputs& in) const {
+  for (const auto& [name, e] : entries_)
+    if (e->uses() & AttentionEntry::kBefore) x = e->before(x, in);
+  return x;
+}
+
 }  // namespace csan::nn

@@ -1,5 +1,6 @@
 // The entries of one attention site in order (toolkit/nn/attention_entry.h). Scales apply
-// in order, biases add up, probability transforms compose in order, value terms add up;
+// in order, biases add up, probability transforms compose in order, value terms add up,
+// output terms add up, sublayers before the attention run in order;
 // at most one entry computes the attention itself, and it then takes the others' biases
 // (no probability transform or value term can follow it). An empty chain is the
 // Transformer's full-scope attention.
@@ -24,9 +25,11 @@ class AttentionChainImpl : public torch::nn::Module {
 
   bool empty() const { return entries_.empty(); }
   unsigned uses() const { return uses_; }
-  // True when the fused and decoding kernels can run it: nothing but scales and biases.
+  // True when the fused and decoding kernels can run it: nothing but scales, biases and
+  // the hooks outside the scores (output terms, sublayers before the attention).
   bool kernels_suffice() const {
-    return (uses_ & ~(AttentionEntry::kScale | AttentionEntry::kBias | AttentionEntry::kNeedsKeys)) == 0;
+    return (uses_ & ~(AttentionEntry::kScale | AttentionEntry::kBias | AttentionEntry::kNeedsKeys |
+                      AttentionEntry::kOutput | AttentionEntry::kBefore)) == 0;
   }
   AttentionEntry* computing_entry() const { return computing_; }
   // "csan, rel_pos" ("" when empty).
@@ -38,6 +41,10 @@ class AttentionChainImpl : public torch::nn::Module {
   torch::Tensor probabilities(torch::Tensor probs, const AttentionInputs& in) const;
   // The sum of the value terms (undefined when none).
   torch::Tensor values(const torch::Tensor& probs, const AttentionInputs& in) const;
+  // The sum of the output terms (undefined when none).
+  torch::Tensor output(const torch::Tensor& context, const AttentionInputs& in) const;
+  // x through every entry's sublayer before the attention, in order.
+  torch::Tensor before(torch::Tensor x, const BeforeInputs& in) const;
 
  private:
   std::vector<std::pair<std::string, std::shared_ptr<AttentionEntry>>> entries_;

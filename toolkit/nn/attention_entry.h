@@ -9,10 +9,14 @@
 // bias to the scores (a window or direction mask as -inf, relative positions, a Gaussian
 // whose centre comes from q), transform the probabilities after the softmax (a
 // convolution over the attention matrix), add a value-side term (relative values), or
-// compute the whole attention itself (CSAN's banded and 2-D kernels). uses() says which,
-// so the module picks its kernels without trial calls: a chain of scales and biases keeps
-// the fused training kernel and the incremental decoding kernel, anything else runs the
-// general path. Entries are Modules, so those with parameters register them.
+// compute the whole attention itself (CSAN's banded and 2-D kernels). Two hooks sit
+// outside the scores: a term added to the output from the attention's context (BiBloSAN's
+// inter-block attention over the intra-block results), and a sublayer the layer runs on
+// its input before this attention's sublayer (QANet's convolutions). uses() says which,
+// so the module picks its kernels without trial calls: a chain of scales, biases and
+// those two hooks keeps the fused training kernel and the incremental decoding kernel,
+// anything else runs the general path. Entries are Modules, so those with parameters
+// register them.
 #pragma once
 
 #include <torch/torch.h>
@@ -26,6 +30,7 @@
 #include "toolkit/core/config.h"
 #include "toolkit/core/registry.h"
 #include "toolkit/nn/attention_site.h"
+#include "toolkit/nn/incremental_state.h"
 
 namespace csan::nn {
 
@@ -58,6 +63,17 @@ struct HeadInputs {
   double dropout = 0.0;            // on the attention weights; 0 outside training
 };
 
+// What an entry that runs a sublayer before the attention's sublayer (kBefore) sees.
+struct BeforeInputs {
+  torch::Tensor padding_mask;  // [B, T] bool, true at padding; undefined: none
+  bool causal = false;         // a position must not see later ones (decoder)
+  // Incremental decoding: x holds only the new positions; the entry keeps what it needs
+  // of earlier ones in `state` under keys starting with `cache_key`.
+  IncrementalState* state = nullptr;
+  std::string cache_key;
+  bool training = false;
+};
+
 struct ScopeContext {
   int64_t query_offset = 0;  // absolute position of the first query (incremental decoding)
   bool causal = false;       // keys after the query must stay hidden
@@ -73,6 +89,8 @@ class AttentionEntry : public torch::nn::Module {
     kValues = 8,         // values(): a term added to probs · V
     kComputes = 16,      // attend(): computes the attention itself (at most one per chain)
     kNeedsKeys = 32,     // bias() reads inputs.k, also in incremental steps
+    kOutput = 64,        // output(): a term added to the projected output, from the context
+    kBefore = 128,       // before(): a sublayer run on the layer's input before this attention's
   };
   virtual unsigned uses() const = 0;
 
@@ -94,6 +112,18 @@ class AttentionEntry : public torch::nn::Module {
   virtual torch::Tensor values(const torch::Tensor& probs, const AttentionInputs& in) {
     (void)probs, (void)in;
     return {};
+  }
+  // context [B, Tq, H*d] (the heads side by side, before the output projection) -> a
+  // term [B, Tq, D] added to the projected output.
+  virtual torch::Tensor output(const torch::Tensor& context, const AttentionInputs& in) {
+    (void)context, (void)in;
+    return {};
+  }
+  // x [B, T, D], the layer's input -> the input of the attention's sublayer (the whole
+  // sublayer, residual and norm included, is the entry's).
+  virtual torch::Tensor before(const torch::Tensor& x, const BeforeInputs& in) {
+    (void)in;
+    return x;
   }
   // The per-head context [B, H, Tq, d], with the padding mask and context.causal applied,
   // plus `bias` (the other entries' biases, [B or 1, H or 1, Tq, Tk] or undefined).

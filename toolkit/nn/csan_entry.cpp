@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "toolkit/core/error.h"
+#include "toolkit/nn/entry_layers.h"
 
 CSAN_REGISTRATION_ANCHOR(csan_entry)
 
@@ -92,13 +93,6 @@ bool contains(const std::vector<int64_t>& layers, int64_t layer) {
   return std::find(layers.begin(), layers.end(), layer) != layers.end();
 }
 
-void check_layers(const std::string& key, const std::vector<int64_t>& layers, int64_t count) {
-  for (int64_t layer : layers)
-    if (layer >= count)
-      throw Error::for_key(key, "layer " + std::to_string(layer) + " does not exist (there are " +
-                                    std::to_string(count) + ", numbered from 0)");
-}
-
 // The window at the configured layers of an encoder's or the decoder's self-attention.
 std::shared_ptr<AttentionEntry> make_csan_entry(const core::Config& cfg, const AttentionSite& site) {
   if (!site.self_attention)
@@ -108,7 +102,7 @@ std::shared_ptr<AttentionEntry> make_csan_entry(const core::Config& cfg, const A
   const bool decoder = site.role.rfind("decoder", 0) == 0;
   const std::string key = decoder ? "model.csan.decoder_layers" : "model.csan.encoder_layers";
   const auto& layers = decoder ? o.decoder_layers : o.encoder_layers;
-  check_layers(key, layers, site.layer_count);
+  check_layers_exist(key, layers, site.layer_count);
   if (!contains(layers, site.layer)) return nullptr;
   if (o.window.head_boundary != HeadBoundary::Truncate && o.window.head_window > site.num_heads)
     throw Error::for_key("model.csan.head_window", std::to_string(o.window.head_window) + " heads exceed the model's " +

@@ -27,6 +27,7 @@ torch::Tensor DecoderLayerImpl::forward(torch::Tensor x, const torch::Tensor& me
   self_call.causal = true;
   self_call.state = state;
   self_call.cache_key = cache_key_ + ".self_attn";
+  x = self_attn->before_sublayer(x, self_call);  // e.g. causal convolutions; x itself for most chains
   x = residual_block(x, self_attn_layer_norm, pre, p, training,
                      [&](const torch::Tensor& h) { return self_attn(h, h, h, self_call); });
 

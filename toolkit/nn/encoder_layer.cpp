@@ -15,6 +15,7 @@ torch::Tensor EncoderLayerImpl::forward(torch::Tensor x, const torch::Tensor& pa
   const bool pre = options_.normalize_before, training = is_training();
   AttentionCall call;
   call.key_padding_mask = padding_mask;
+  x = self_attn->before_sublayer(x, call);  // e.g. QANet's convolutions; x itself for most chains
   x = residual_block(x, self_attn_layer_norm, pre, options_.dropout, training,
                      [&](const torch::Tensor& h) { return self_attn(h, h, h, call); });
   return residual_block(x, final_layer_norm, pre, options_.dropout, training,

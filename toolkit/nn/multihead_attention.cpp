@@ -52,6 +52,18 @@ AttentionInputs MultiheadAttentionImpl::entry_inputs(const torch::Tensor& q, con
   return in;
 }
 
+torch::Tensor MultiheadAttentionImpl::before_sublayer(const torch::Tensor& x, const AttentionCall& call) {
+  if (!(chain_->uses() & AttentionEntry::kBefore)) return x;
+  return chain_->before(x, {call.key_padding_mask, call.causal, call.state, call.cache_key, is_training()});
+}
+
+torch::Tensor MultiheadAttentionImpl::project_output(const torch::Tensor& context, const AttentionInputs& in) {
+  torch::Tensor out = output(context);
+  if (!(chain_->uses() & AttentionEntry::kOutput)) return out;
+  torch::Tensor term = chain_->output(context, in);
+  return term.defined() ? out + term : out;
+}
+
 torch::Tensor MultiheadAttentionImpl::project(const torch::Tensor& x, int64_t first, int64_t count) const {
   const int64_t d = options_.embed_dim;
   // Row slices of the fused weight are contiguous views: no copy.
@@ -111,10 +123,13 @@ torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const 
   const bool fusable = !call.state && kernels && !(is_training() && options_.attention_dropout > 0) &&
                        q.scalar_type() == torch::kFloat && q.device().is_cpu() && fused_attention_available();
   if (fusable) {
+    AttentionInputs inputs;
+    if (uses & (AttentionEntry::kBias | AttentionEntry::kOutput))
+      inputs = entry_inputs(q, k, k.size(1), query_offset(k.size(1)), call.key_padding_mask);
     torch::Tensor bias;
-    if (uses & AttentionEntry::kBias)
-      bias = chain_->bias(entry_inputs(q, k, k.size(1), query_offset(k.size(1)), call.key_padding_mask));
-    return output(fused_attention(q, k, v, call.key_padding_mask, call.causal, options_.num_heads, scaling_, bias));
+    if (uses & AttentionEntry::kBias) bias = chain_->bias(inputs);
+    return project_output(
+        fused_attention(q, k, v, call.key_padding_mask, call.causal, options_.num_heads, scaling_, bias), inputs);
   }
   const torch::Tensor q_projected = q;  // [B, Tq, D], what entries see
   if (kv_cached) {
@@ -140,9 +155,12 @@ torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const 
                              !(growing && call.key_padding_mask.defined());
   if (decoding_step) {
     const int64_t tk = growing ? call.state->length(k_name) : k.size(2);
+    AttentionInputs inputs;
+    if (uses & (AttentionEntry::kBias | AttentionEntry::kOutput))
+      inputs = entry_inputs(q, {}, tk, query_offset(tk), call.key_padding_mask);
     torch::Tensor bias;
     if (uses & AttentionEntry::kBias) {
-      bias = chain_->bias(entry_inputs(q, {}, tk, query_offset(tk), call.key_padding_mask));
+      bias = chain_->bias(inputs);
       if (bias.defined()) bias = bias.select(2, 0);  // [R or 1, H or 1, Tk]
     }
     torch::Tensor context;
@@ -153,7 +171,7 @@ torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const 
     } else {
       context = decoding_attention(q.select(1, 0), k, v, call.key_padding_mask, options_.num_heads, scaling_, {}, bias);
     }
-    return output(context.view({batch, 1, d}));
+    return project_output(context.view({batch, 1, d}), inputs);
   }
   if (growing) k = call.state->at(k_name), v = call.state->at(v_name);
   q = split_heads(q).mul(scaling_);  // fairseq scales q after its bias
@@ -211,8 +229,7 @@ torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const 
   }
   if (groups > 1) heads = unstack_groups(heads, groups, tq);
 
-  torch::Tensor out = heads.transpose(1, 2).reshape({batch, tq, d});
-  return output(out);
+  return project_output(heads.transpose(1, 2).reshape({batch, tq, d}), inputs);
 }
 
 }  // namespace csan::nn

@@ -54,6 +54,11 @@ class MultiheadAttentionImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& query, const torch::Tensor& key, const torch::Tensor& value,
                         const AttentionCall& call = {});
 
+  // The layer's input x [B, T, D] through the sublayers the chain's entries run before
+  // this attention's sublayer (x itself when there are none). `call` as for forward():
+  // its padding mask, causality and incremental state.
+  torch::Tensor before_sublayer(const torch::Tensor& x, const AttentionCall& call);
+
   // Appends an entry to this attention's chain (see AttentionChainImpl::add).
   void add_entry(const std::string& name, std::shared_ptr<AttentionEntry> entry) {
     chain_->add(name, std::move(entry));
@@ -76,6 +81,8 @@ class MultiheadAttentionImpl : public torch::nn::Module {
   // (k undefined when the keys are cached).
   AttentionInputs entry_inputs(const torch::Tensor& q, const torch::Tensor& k, int64_t tk, int64_t query_offset,
                                const torch::Tensor& key_padding_mask) const;
+  // out_proj(context) plus the chain's output terms; context [B, Tq, D].
+  torch::Tensor project_output(const torch::Tensor& context, const AttentionInputs& in);
 
   MultiheadAttentionOptions options_;
   int64_t head_dim_;

@@ -17,6 +17,8 @@
 //   issue 6: ... --recipe recipes/transformer-base.yaml --arch transformer_base,csan1d_base,csan2d_base
 //   issue 16: ... --recipe recipes/transformer-base.yaml --arch transformer_base,transformer_base_prenorm,ccn_base
 //            (CCN's time per update against its Transformers'; the paper: epochs +60-80%)
+//   issue 17: tools/bench/locality-speed.sh /tmp/m30k   (... --arch transformer_base,locality_<method>_base,...,
+//            csan2d_base; prints each ratio next to CSAN Table 1's Speed column)
 //   issue 7: ... --recipe recipes/bench-small.yaml --workers 2   (1 vs 2 Gloo workers, 1 thread each)
 //   issue 7: ... --recipe recipes/bench-small.yaml --precision fp32,bf16   (each arch under each
 //            precision on the same batches; also bf16-weights: bf16 model + fp32 master weights)

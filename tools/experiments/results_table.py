@@ -10,6 +10,10 @@ csan-train's "model ...: N parameters" line), time per update (the median over l
 intervals of 1/ups in SAVE_DIR/metrics.jsonl, so intervals that include a validation do
 not count), BLEU and chrF on valid and test (csan-score --paired-bs -f json, whose
 systems are named NAME) and the paired-bootstrap p-values against the baseline on test.
+--relative adds each system's parameters beyond the baseline's and its speed relative
+to the baseline's (baseline time per update / the system's). --paper-columns FILE adds
+columns quoted from a paper: JSON {"columns": [header, ...], "rows": {NAME: [cell, ...]}}
+(a system without a row gets "–").
 Errors are one line naming the file; exit code 1.
 """
 import argparse
@@ -90,17 +94,44 @@ def p_value(system, prefix):
     return f"{p:.3f}" + ("*" if p < 0.05 else "")
 
 
-def table(systems, valid, test):
+def paper_columns(path, names):
+    """(headers, {name: cells}) from a --paper-columns JSON file."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            paper = json.load(f)
+    except OSError as e:
+        raise TableError(f"{path}: cannot read: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise TableError(f"{path}:{e.lineno}: malformed JSON: {e.msg}") from None
+    headers, rows = (paper.get("columns"), paper.get("rows")) if isinstance(paper, dict) else (None, None)
+    if not isinstance(headers, list) or not isinstance(rows, dict):
+        raise TableError(f"{path}: expected {{\"columns\": [...], \"rows\": {{NAME: [...]}}}}")
+    for name, cells in rows.items():
+        if not isinstance(cells, list) or len(cells) != len(headers):
+            raise TableError(f"{path}: row '{name}' needs {len(headers)} cells")
+        if name not in names:
+            raise TableError(f"{path}: row '{name}' is not a system of the table ({', '.join(names)})")
+    return headers, rows
+
+
+def table(systems, valid, test, relative=False, paper=None):
     baseline = systems[0][0]
+    headers, paper_rows = paper if paper else ([], {})
+    extra = (["Parameters added", f"Speed vs {baseline}"] if relative else [])
     rows = [f"| System | Parameters | Time per update | Valid BLEU | Valid chrF2 | Test BLEU | Test chrF2 "
-            f"| p (BLEU) vs {baseline} | p (chrF2) vs {baseline} |",
-            "|---|--:|--:|--:|--:|--:|--:|--:|--:|"]
+            f"| p (BLEU) vs {baseline} | p (chrF2) vs {baseline} |"
+            + "".join(f" {h} |" for h in extra + headers),
+            "|---|--:|--:|--:|--:|--:|--:|--:|--:|" + "--:|" * (len(extra) + len(headers))]
+    base_parameters, base_time = parameters(systems[0][1]), seconds_per_update(systems[0][1])
     for name, save_dir in systems:
         v, t = valid[name], test[name]
-        rows.append(f"| {name} | {parameters(save_dir):,} | {seconds_per_update(save_dir):.3f} s "
+        count, time = parameters(save_dir), seconds_per_update(save_dir)
+        cells = [f"{count - base_parameters:+,}", f"{base_time / time:.2f}"] if relative else []
+        cells += paper_rows.get(name, ["–"] * len(headers))
+        rows.append(f"| {name} | {count:,} | {time:.3f} s "
                     f"| {metric(v, 'bleu')['score']:.2f} | {metric(v, 'chrf')['score']:.2f} "
                     f"| {metric(t, 'bleu')['score']:.2f} | {metric(t, 'chrf')['score']:.2f} "
-                    f"| {p_value(t, 'bleu')} | {p_value(t, 'chrf')} |")
+                    f"| {p_value(t, 'bleu')} | {p_value(t, 'chrf')} |" + "".join(f" {c} |" for c in cells))
     return "\n".join(rows) + "\n"
 
 
@@ -111,6 +142,8 @@ def main(argv):
     parser.add_argument("--setting", required=True, help="one paragraph: data, recipe, updates, machine")
     parser.add_argument("--valid-scores", required=True)
     parser.add_argument("--test-scores", required=True)
+    parser.add_argument("--relative", action="store_true", help="add parameters added and speed vs the baseline")
+    parser.add_argument("--paper-columns", metavar="JSON", help="columns quoted from a paper (see above)")
     parser.add_argument("systems", nargs="+", metavar="NAME=SAVE_DIR")
     args = parser.parse_args(argv)
     try:
@@ -123,7 +156,8 @@ def main(argv):
         names = [n for n, _ in systems]
         valid = paired_scores(args.valid_scores, names)
         test = paired_scores(args.test_scores, names)
-        text = (f"# {args.title}\n\n{args.setting}\n\n{table(systems, valid, test)}\n"
+        paper = paper_columns(args.paper_columns, names) if args.paper_columns else None
+        text = (f"# {args.title}\n\n{args.setting}\n\n{table(systems, valid, test, args.relative, paper)}\n"
                 "Time per update: median over log intervals. BLEU and chrF2: csan-score (sacreBLEU 2.6.0, "
                 "13a tokenization) on detokenized output. p: paired bootstrap resampling (1,000 samples, "
                 "seed 12345) against the first system on test; * marks p < 0.05.\n")
