@@ -106,6 +106,23 @@ TEST_F(FastDecodingCli, ReducedPrecisionsAndShortlistTranslateLikeFp32) {
   }
 }
 
+// An ensemble converts every member: two copies of one model in int8 translate as the
+// model alone does (the mean of equal distributions is the distribution).
+TEST_F(FastDecodingCli, EnsemblesConvertEveryMember) {
+  const std::string copy = dir_ + "/copy.pt";
+  fs::copy_file(checkpoint_, copy, fs::copy_options::overwrite_existing);
+  auto single = generate({"--precision", "int8", "--shortlist", dir_ + "/shortlist.txt"});
+  auto ensemble = run({bin("csan-generate"), "--path", checkpoint_ + ":" + copy, "--data", data_, "--gen-subset",
+                       "valid", "--output-format", "plain", "--precision", "int8", "--shortlist",
+                       dir_ + "/shortlist.txt"});
+  ASSERT_EQ(ensemble.exit_code, 0) << describe(ensemble);
+  const auto a = lines_of(single.out), b = lines_of(ensemble.out);
+  ASSERT_EQ(a.size(), b.size());
+  size_t same = 0;
+  for (size_t i = 0; i < a.size(); ++i) same += a[i] == b[i];
+  EXPECT_GE(same, 95u) << "log-sum-exp of equal terms may round a near-tie the other way";
+}
+
 TEST_F(FastDecodingCli, BadPrecisionsSkipsAndShortlistsAreOneLineErrors) {
   auto expect_error = [](const RunResult& r, const std::string& text) {
     EXPECT_NE(r.exit_code, 0) << text;
