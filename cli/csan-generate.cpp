@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "toolkit/core/allocator_tuning.h"
+#include "toolkit/core/checked_output.h"
 #include "toolkit/core/error.h"
 #include "toolkit/generation/generate_run.h"
 #include "toolkit/generation/loaded_ensemble.h"
@@ -77,7 +78,10 @@ int generate_main(int argc, char** argv) {
   }
   if (!vm.count("path")) throw csan::Error("missing --path CKPT (a checkpoint written by csan-train)");
   o.paths = csan::generation::split_paths(paths);
-  csan::tasks::run_generate(o, std::cout, std::cerr);
+  // Every write to stdout is checked: a full disk is an error, a closed pipe a quiet stop.
+  csan::CheckedOutput out;
+  csan::tasks::run_generate(o, out.stream(), std::cerr);
+  out.close();
   return 0;
 }
 

@@ -2,10 +2,21 @@
 # Installs the Debian packages csan builds against, then makes sure OpenBLAS is the
 # active libblas.so.3 (LibTorch from Debian calls the system BLAS; the reference BLAS
 # is about 25x slower). Idempotent and quiet when everything is already present.
-#   tools/install-deps.sh [--plots]
-# --plots also installs Debian's python3-matplotlib for tools/plot-curves; the default
-# install leaves it out (no test or executable needs it).
+#   tools/install-deps.sh          what the build and the tests need
+#   tools/install-deps.sh --fuzz   also clang and libFuzzer, for tools/fuzz.sh
+#   tools/install-deps.sh --plots  also python3-matplotlib, for tools/plot-curves
+# The default install leaves the optional tools out (no test or executable needs them).
 set -euo pipefail
+
+fuzz=0
+plots=0
+for arg in "$@"; do
+  case "$arg" in
+    --fuzz) fuzz=1 ;;
+    --plots) plots=1 ;;
+    *) echo "install-deps: error: unknown option '$arg' (--fuzz, --plots)" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   build-essential cmake pkg-config
@@ -18,13 +29,13 @@ packages=(
   libgtest-dev
   nlohmann-json3-dev   # tests read the JSON test vectors
 )
-
-for arg in "$@"; do
-  case "$arg" in
-    --plots) packages+=(python3-matplotlib) ;;
-    *) echo "install-deps: error: unknown option '$arg' (only --plots)" >&2; exit 1 ;;
-  esac
-done
+if ((fuzz)); then
+  # -fsanitize=fuzzer,address,undefined: clang with its sanitizer and libFuzzer runtimes.
+  packages+=(clang-14 libclang-rt-14-dev libfuzzer-14-dev)
+fi
+if ((plots)); then
+  packages+=(python3-matplotlib)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,9 +1,27 @@
 #!/usr/bin/env bash
 # The test command: installs dependencies, builds (Release, all cores), runs ctest.
+#   tools/test.sh              the normal suite (build/)
+#   tools/test.sh --sanitize   the same suite built with AddressSanitizer + UndefinedBehaviorSanitizer
+#                              (build-sanitize/, RelWithDebInfo); any report fails its test
+# Other arguments go to cmake's configure step.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+sanitize=0
+args=()
+for a in "$@"; do
+  if [ "$a" = --sanitize ]; then sanitize=1; else args+=("$a"); fi
+done
 "$root/tools/install-deps.sh"
-"$root/tools/build.sh" "$@"
+if [ $sanitize = 1 ]; then
+  export CSAN_BUILD_DIR=${CSAN_BUILD_DIR:-$root/build-sanitize}
+  args+=(-DCSAN_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+  # LibTorch's own one-time allocations (its operator registry, thread pools) are never
+  # freed by design: tools/sanitize/lsan.supp names them; everything else must be clean.
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=0}
+  export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/tools/sanitize/lsan.supp:print_suppressions=0}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+fi
+"$root/tools/build.sh" "${args[@]}"
 build=${CSAN_BUILD_DIR:-$root/build}
 cd "$build"
 ctest --output-on-failure --parallel "$(nproc)" --timeout 900

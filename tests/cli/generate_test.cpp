@@ -262,6 +262,21 @@ TEST_F(GenerateCli, AveragingSurvivesAScheduleChangeAndRefusesAnotherModel) {
   EXPECT_FALSE(fs::exists(dir_ + "/mixed.pt"));
 }
 
+// Every write to stdout is checked: a full disk is a one-line error and a failure
+// status; a reader that went away ends the run quietly with 141, as cat. (`| true`: the
+// reader is gone long before the model has loaded; all 200 lines would fit in a pipe's
+// buffer, so a reader that leaves after reading one could miss every write.)
+TEST_F(GenerateCli, FailedWritesAreErrorsAndAClosedPipeEndsQuietly) {
+  const std::string command =
+      "'" + bin("csan-generate") + "' --path '" + checkpoint_ + "' --data '" + dir_ + "/bin' --output-format plain";
+  auto full = run({"/bin/sh", "-c", command + " > /dev/full"});
+  EXPECT_EQ(full.exit_code, 1);
+  EXPECT_TRUE(is_one_line(full.err)) << full.err;
+  EXPECT_NE(full.err.find("stdout: write failed"), std::string::npos) << full.err;
+  auto closed = run({"/bin/bash", "-c", command + " | true; echo \"status ${PIPESTATUS[0]}\" >&2"});
+  EXPECT_EQ(closed.err, "status 141\n");
+}
+
 // A checkpoint written before tasks existed (format 1, by the commit before them: a
 // 2-D CSAN model) still loads and translates as it did then.
 TEST_F(GenerateCli, FirstFormatCheckpointTranslatesAsWhenItWasWritten) {
@@ -376,6 +391,15 @@ TEST_F(GenerateCli, BadInputIsOneLineErrorNamingIt) {
   expect_error(generate({"--input", input, "--output-format", "json"}), "json");
   expect_error(generate({"--input", input, "--bogus"}), "bogus");
   expect_error(generate({"--input", dir_ + "/nothing.txt"}), "nothing.txt");
+  // Bounds: the beam by the model's target vocabulary (300 types here) and csan's cap,
+  // numbers that must be finite, buffers and batches that must be bounded.
+  expect_error(generate({"--input", input, "--beam", "400", "--nbest", "1"}), "exceeds the target vocabulary");
+  expect_error(generate({"--input", input, "--beam", "10000"}), "--beam: 10000 is outside [1, 1024]");
+  expect_error(generate({"--input", input, "--lenpen", "nan"}), "--lenpen");
+  expect_error(generate({"--input", input, "--unkpen", "inf"}), "--unkpen");
+  expect_error(generate({"--input", input, "--buffer-size", "-1"}), "--buffer-size");
+  expect_error(generate({"--data", dir_ + "/bin", "--batch-size", "0"}),
+               "--batch-size 0 (no limit) needs --max-tokens");
 
   // A failed run leaves no partial results file.
   const std::string results = dir_ + "/failed";

@@ -35,9 +35,9 @@ RunResult preprocess(const std::vector<std::string>& args) {
 }
 
 std::vector<std::string> toy_args(const std::string& destdir) {
-  return {"--source-lang", "src", "--target-lang", "tgt", "--trainpref", toy_dir() + "/train",
-          "--validpref", toy_dir() + "/valid", "--testpref", toy_dir() + "/test",
-          "--destdir", destdir, "--spm-vocab-size", "200"};
+  return {"--source-lang",      "src",         "--target-lang",      "tgt",        "--trainpref",
+          toy_dir() + "/train", "--validpref", toy_dir() + "/valid", "--testpref", toy_dir() + "/test",
+          "--destdir",          destdir,       "--spm-vocab-size",   "200"};
 }
 
 std::map<std::string, std::string> contents(const std::string& dir) {
@@ -143,7 +143,7 @@ TEST(PreprocessCli, EmptyTrainingSetAfterFiltering) {
   auto args = toy_args(out);
   args.insert(args.end(), {"--max-len", "2"});
   auto r = preprocess(args);
-  expect_one_line_error(r, "training set is empty after filtering (1500 lines read", out);
+  expect_one_line_error(r, "/train.tgt: no training pair is left after filtering (1500 lines read", out);
 }
 
 TEST(PreprocessCli, ExistingDestdirWithDifferentSettings) {

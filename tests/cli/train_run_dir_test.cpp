@@ -121,6 +121,42 @@ TEST(TrainRunDir, AStartThatFailsLeavesNoSaveDir) {
   EXPECT_FALSE(fs::exists(save));
 }
 
+// Token ids beyond the dictionary (a .bin binarized with another dictionary) are found
+// when the data is opened, naming the file, the record and the id, not deep in training.
+TEST(TrainRunDir, TokenIdsOutsideTheDictionaryAreNamedWhenTheDataIsOpened) {
+  const std::string data = make_temp_dir("short_dict");
+  for (const auto& entry : fs::directory_iterator(data_dir()))
+    fs::copy(entry.path(), data + "/" + entry.path().filename().string());
+  std::ifstream in(data_dir() + "/dict.src.txt");
+  std::ofstream out(data + "/dict.src.txt");
+  std::string line;
+  for (int i = 0; i < 20 && std::getline(in, line); ++i) out << line << "\n";
+  out.close();
+  const std::string save = make_temp_dir("short_dict_run") + "/new";
+  auto r = run({bin("csan-train"), std::string(CSAN_SOURCE_DIR) + "/recipes/tiny-transformer.yaml", "--data", data,
+                "--save-dir", save, "--max-update", "1", "--set", "model.share_all_embeddings=false"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(one_line(r.err)) << r.err;
+  EXPECT_NE(r.err.find("train.src-tgt.src.bin: record "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("is not in " + data + "/dict.src.txt (24 entries)"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(save));
+}
+
+// Training pairs longer than the model's positions are left out with a count (as
+// fairseq filters by size); in the validation split they are an error naming the pair.
+TEST(TrainRunDir, PairsLongerThanTheModelsPositions) {
+  const std::string save = make_temp_dir("long_pairs");
+  auto skipped =
+      train(save + "/a", 2, {"--set", "model.max_source_positions=12", "--set", "dataset.disable_validation=true"});
+  EXPECT_EQ(skipped.exit_code, 0) << skipped.err;
+  EXPECT_NE(skipped.err.find("longer than the model's positions left out"), std::string::npos) << skipped.err;
+  auto refused = train(save + "/b", 2, {"--set", "model.max_source_positions=12"});
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_TRUE(one_line(refused.err)) << refused.err;
+  EXPECT_NE(refused.err.find("valid.src-tgt: pair "), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("model.max_source_positions 12"), std::string::npos) << refused.err;
+}
+
 TEST(TrainRunDir, BatchesNeedABound) {
   const std::string save = make_temp_dir("unbounded") + "/new";
   auto unbounded = [&](std::vector<std::string> extra) {

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "toolkit/checkpoint/archive_check.h"
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
 
@@ -79,7 +80,9 @@ void CheckpointWriter::set_model(const torch::nn::Module& model) { model.save(se
 void CheckpointWriter::set_optimizer(const torch::optim::Optimizer& optimizer) { optimizer.save(section("optimizer")); }
 
 torch::serialize::OutputArchive& CheckpointWriter::section(const std::string& name) {
-  return sections_.try_emplace(name).first->second;
+  auto& section = sections_[name];
+  if (!section) section = std::make_unique<torch::serialize::OutputArchive>();
+  return *section;
 }
 
 void CheckpointWriter::capture_rng_state() {
@@ -88,20 +91,24 @@ void CheckpointWriter::capture_rng_state() {
   archive_.write("rng.cpu", gen.get_state());
 }
 
+void append_trailer(std::string& archive_bytes) {
+  const uint64_t hash = content_hash(archive_bytes.data(), archive_bytes.size());
+  const uint64_t length = archive_bytes.size();
+  archive_bytes.append(kTrailerMagic, sizeof kTrailerMagic);
+  archive_bytes.append(reinterpret_cast<const char*>(&hash), sizeof hash);
+  archive_bytes.append(reinterpret_cast<const char*>(&length), sizeof length);
+}
+
 void CheckpointWriter::write(const std::string& path) {
-  for (auto& [name, section] : sections_) archive_.write("section." + name, section);
+  for (auto& [name, section] : sections_) archive_.write("section." + name, *section);
   std::string bytes;
   archive_.save_to([&](const void* data, size_t size) -> size_t {
     bytes.append(static_cast<const char*>(data), size);
     return size;
   });
-  const uint64_t hash = content_hash(bytes.data(), bytes.size());
-  const uint64_t length = bytes.size();
+  append_trailer(bytes);
   AtomicFile out(path);
   out.write(bytes.data(), bytes.size());
-  out.write(kTrailerMagic, sizeof kTrailerMagic);
-  out.write(&hash, sizeof hash);
-  out.write(&length, sizeof length);
   out.commit();
 }
 
@@ -116,6 +123,8 @@ CheckpointReader::CheckpointReader(const std::string& path) : path_(path) {
   std::memcpy(&length, bytes_.data() + bytes_.size() - 8, 8);
   if (length != bytes_.size() - kTrailerSize) fail("truncated or corrupt (length mismatch)");
   if (hash != content_hash(bytes_.data(), length)) fail("corrupt (checksum mismatch)");
+  const std::string problem = archive_length_problem(bytes_.data(), length);
+  if (!problem.empty()) fail("corrupt (" + problem + ")");
   try {
     archive_.load_from(bytes_.data(), length);
   } catch (const std::exception&) {

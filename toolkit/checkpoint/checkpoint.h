@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 
 namespace csan::checkpoint {
@@ -62,8 +63,14 @@ class CheckpointWriter {
 
  private:
   torch::serialize::OutputArchive archive_;
-  std::map<std::string, torch::serialize::OutputArchive> sections_;
+  // Held by pointer: OutputArchive's copy constructor takes a non-const reference, which
+  // clang's std::pair (the fuzz build) refuses as a map value.
+  std::map<std::string, std::unique_ptr<torch::serialize::OutputArchive>> sections_;
 };
+
+// Appends the checksum trailer that CheckpointReader requires to serialized archive bytes
+// (the writer's last step; the checkpoint fuzz target seals crafted archives with it).
+void append_trailer(std::string& archive_bytes);
 
 class CheckpointReader {
  public:

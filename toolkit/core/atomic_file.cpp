@@ -1,56 +1,84 @@
 #include "toolkit/core/atomic_file.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "toolkit/core/error.h"
+#include "toolkit/core/temporary_paths.h"
 
 namespace fs = std::filesystem;
 
 namespace csan {
 
 namespace {
-// Unique per process and call, so concurrent writers (ranks, workers) never collide.
+
+constexpr const char* kTempMarker = ".tmp.";
+constexpr const char* kOldMarker = ".old";
+
+// PATH.tmp.PID.N: unique per process and call, so concurrent writers (ranks, workers)
+// never collide, and a later run can tell whose leftover it is (remove_stale_temporaries).
 std::string temp_name_for(const std::string& path) {
   static std::atomic<unsigned> counter{0};
-  return path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  return path + kTempMarker + std::to_string(::getpid()) + "." + std::to_string(counter++);
 }
+
+// The PID of "PID.N", or -1 when `tail` is not of that form.
+long pid_of_temp_tail(const std::string& tail) {
+  const size_t dot = tail.find('.');
+  if (dot == 0 || dot == std::string::npos || dot + 1 == tail.size() || dot > 9) return -1;
+  for (size_t i = 0; i < tail.size(); ++i)
+    if (i != dot && (tail[i] < '0' || tail[i] > '9')) return -1;
+  return std::stol(tail.substr(0, dot));
+}
+
+bool process_is_gone(long pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
+
 }  // namespace
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), temp_path_(temp_name_for(path_)) {
+  register_temporary(temp_path_);
   file_ = std::fopen(temp_path_.c_str(), "wb");
-  if (!file_) throw Error(path_ + ": cannot write: " + std::strerror(errno));
+  if (!file_) {
+    const int error = errno;
+    forget_temporary(temp_path_);
+    throw Error(path_ + ": cannot write: " + std::strerror(error));
+  }
 }
 
 AtomicFile::~AtomicFile() {
   if (file_) {
     std::fclose(file_);
     std::remove(temp_path_.c_str());
+    forget_temporary(temp_path_);
   }
 }
 
 void AtomicFile::write(const void* data, size_t size) {
-  if (size && std::fwrite(data, 1, size, file_) != size)
-    throw Error(path_ + ": write failed: " + std::strerror(errno));
+  if (size && std::fwrite(data, 1, size, file_) != size) throw Error(path_ + ": write failed: " + std::strerror(errno));
 }
 
 void AtomicFile::commit() {
   bool ok = std::fflush(file_) == 0 && ::fsync(::fileno(file_)) == 0;
   ok = (std::fclose(file_) == 0) && ok;
+  const int error = errno;
   file_ = nullptr;
+  auto held = hold_temporaries();
+  forget_temporary(temp_path_);
   if (!ok) {
     std::remove(temp_path_.c_str());
-    throw Error(path_ + ": write failed: " + std::strerror(errno));
+    throw Error(path_ + ": write failed: " + std::strerror(error));
   }
   if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
+    const int rename_error = errno;
     std::remove(temp_path_.c_str());
-    throw Error(path_ + ": cannot rename into place: " + std::strerror(errno));
+    throw Error(path_ + ": cannot rename into place: " + std::strerror(rename_error));
   }
 }
 
@@ -62,45 +90,118 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
 
 AtomicDirectory::AtomicDirectory(std::string path) : path_(std::move(path)) {
   fs::path p(path_);
-  if (p.has_parent_path()) fs::create_directories(p.parent_path());
-  staging_ = temp_name_for(path_);
   std::error_code ec;
+  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
+  if (ec) throw Error(p.parent_path().string() + ": cannot create directory: " + ec.message());
+  staging_ = temp_name_for(path_);
+  register_temporary(staging_);
   fs::create_directories(staging_, ec);
-  if (ec) throw Error(path_ + ": cannot create directory: " + ec.message());
+  if (ec) {
+    forget_temporary(staging_);
+    throw Error(path_ + ": cannot create directory: " + ec.message());
+  }
 }
 
 AtomicDirectory::~AtomicDirectory() {
   if (!committed_) {
     std::error_code ec;
     fs::remove_all(staging_, ec);
+    forget_temporary(staging_);
   }
 }
 
 void AtomicDirectory::commit() {
   std::error_code ec;
   std::string old;
-  if (fs::exists(path_)) {
-    // Move the old directory aside first so that a failure never loses both copies.
-    old = temp_name_for(path_ + ".old");
-    fs::rename(path_, old, ec);
-    if (ec) throw Error(path_ + ": cannot replace: " + ec.message());
+  {
+    // An interrupt waits until the new directory is in place (or the old one is back).
+    auto held = hold_temporaries();
+    if (fs::exists(path_, ec)) {
+      // Move the old directory aside first so that a failure never loses both copies.
+      old = temp_name_for(path_ + kOldMarker);
+      fs::rename(path_, old, ec);
+      if (ec) throw Error(path_ + ": cannot replace: " + ec.message());
+      register_temporary(old);
+    }
+    fs::rename(staging_, path_, ec);
+    if (ec) {
+      if (!old.empty()) {
+        std::error_code restore_ec;
+        fs::rename(old, path_, restore_ec);
+        forget_temporary(old);
+      }
+      throw Error(path_ + ": cannot rename into place: " + ec.message());
+    }
+    committed_ = true;
+    forget_temporary(staging_);
   }
-  fs::rename(staging_, path_, ec);
-  if (ec) {
-    if (!old.empty()) fs::rename(old, path_);
-    throw Error(path_ + ": cannot rename into place: " + ec.message());
+  if (!old.empty()) {
+    fs::remove_all(old, ec);
+    forget_temporary(old);
   }
-  committed_ = true;
-  if (!old.empty()) fs::remove_all(old, ec);
+}
+
+std::vector<std::string> remove_stale_temporaries(const std::string& path) {
+  std::vector<std::string> removed;
+  const fs::path target(path);
+  const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const std::string name = target.filename().string();
+  if (name.empty()) return removed;
+  const std::string temp_prefix = name + kTempMarker;
+  const std::string old_prefix = name + kOldMarker + kTempMarker;
+  std::error_code ec;
+  fs::directory_iterator it(parent, ec), end;
+  std::vector<std::pair<fs::path, bool>> stale;  // (path, is an old copy moved aside)
+  for (; !ec && it != end; it.increment(ec)) {
+    const std::string entry = it->path().filename().string();
+    for (bool old : {false, true}) {
+      const std::string& prefix = old ? old_prefix : temp_prefix;
+      if (entry.rfind(prefix, 0) == 0 && process_is_gone(pid_of_temp_tail(entry.substr(prefix.size()))))
+        stale.emplace_back(target.has_parent_path() ? it->path() : fs::path(entry), old);
+    }
+  }
+  for (const auto& [leftover, old] : stale) {
+    // An old copy moved aside by a commit that died before the new one was in place is
+    // the only copy left: put it back rather than delete it.
+    if (old && !fs::exists(target, ec)) {
+      fs::rename(leftover, target, ec);
+      if (!ec) {
+        removed.push_back(leftover.string() + " (restored as " + path + ")");
+        continue;
+      }
+    }
+    fs::remove_all(leftover, ec);
+    if (!ec) removed.push_back(leftover.string());
+  }
+  return removed;
 }
 
 std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open: " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw Error(path + ": read failed");
-  return ss.str();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
+  // A directory opens fine and then fails every read; std::ifstream reads it as empty.
+  struct stat st {};
+  const bool known = ::fstat(fd, &st) == 0;
+  if (known && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    throw Error(path + ": is a directory, expected a file");
+  }
+  std::string data;
+  if (known && S_ISREG(st.st_mode)) data.reserve(static_cast<size_t>(st.st_size));
+  char buffer[1 << 16];
+  while (true) {
+    const ssize_t got = ::read(fd, buffer, sizeof buffer);
+    if (got == 0) break;
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      const int error = errno;
+      ::close(fd);
+      throw Error(path + ": read failed: " + std::strerror(error));
+    }
+    data.append(buffer, static_cast<size_t>(got));
+  }
+  ::close(fd);
+  return data;
 }
 
 }  // namespace csan

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace csan {
 
@@ -52,7 +53,15 @@ class AtomicDirectory {
   bool committed_ = false;
 };
 
-// Reads a whole file; throws csan::Error naming the file if it cannot be read.
+// Removes what interrupted runs left next to `path`: temporaries PATH.tmp.PID.N of
+// AtomicFile/AtomicDirectory whose process no longer exists. An old directory that a
+// dead commit had moved aside (PATH.old.tmp.PID.N) is renamed back to PATH when PATH is
+// missing. Temporaries of live processes are never touched. Returns what it did, one
+// entry per path.
+std::vector<std::string> remove_stale_temporaries(const std::string& path);
+
+// Reads a whole file; throws csan::Error naming the file if it cannot be read or is a
+// directory.
 std::string read_file(const std::string& path);
 
 }  // namespace csan

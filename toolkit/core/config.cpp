@@ -9,6 +9,7 @@
 
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
+#include "toolkit/core/utf8.h"
 
 namespace csan::core {
 
@@ -162,7 +163,8 @@ void Config::load_yaml_string(const std::string& text, const std::string& origin
   } catch (const YAML::Exception& e) {
     throw Error(where_in(origin, e.mark) + ": malformed YAML: " + e.msg);
   }
-  if (root.IsNull()) return;  // an empty recipe sets nothing
+  // An empty file is a mistake (a wrong path, an unsaved editor buffer), not a recipe.
+  if (root.IsNull()) throw Error(origin + ": the recipe is empty (expected a mapping of keys)");
   if (!root.IsMap()) throw Error(where_in(origin, root.Mark()) + ": a recipe must be a mapping of keys");
 
   // Depth-first over nested mappings; every leaf is one dotted key. A key given twice
@@ -174,6 +176,9 @@ void Config::load_yaml_string(const std::string& text, const std::string& origin
       std::string where = where_in(origin, entry.first.Mark());
       if (!entry.first.IsScalar()) throw Error(where + ": keys must be plain names");
       std::string key = prefix + entry.first.Scalar();
+      // yaml-cpp keeps both entries of a repeated key, sections ("model:" twice) included.
+      if (auto [it, fresh] = first_seen.emplace(key, where); !fresh)
+        throw Error(where + ": key '" + key + "' is given twice (first at " + it->second + ")");
       if (entry.second.IsMap() && !schema_.has(key)) {
         walk(entry.second, key + ".");
         continue;
@@ -181,8 +186,6 @@ void Config::load_yaml_string(const std::string& text, const std::string& origin
       if (!schema_.has(key)) {
         assign(key, Value(false), where);  // throws the unknown-key error with a suggestion
       }
-      if (auto [it, fresh] = first_seen.emplace(key, where); !fresh)
-        throw Error(where + ": key '" + key + "' is given twice (first at " + it->second + ")");
       assign(key, to_value(entry.second, schema_.spec(key), where), where);
     }
   };
@@ -202,6 +205,8 @@ void Config::apply_override(const std::string& assignment) {
   std::string text = assignment.substr(eq + 1);
   std::string where = "--set " + key;
   if (!schema_.has(key)) assign(key, Value(false), "--set");  // unknown-key error
+  // yaml-cpp would read bytes starting with a byte-order mark as UTF-16 text.
+  if (!utf8::is_valid(text)) throw Error(where + ": the value is not valid UTF-8");
   const KeySpec& spec = schema_.spec(key);
   YAML::Node node;
   try {

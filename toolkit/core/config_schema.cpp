@@ -4,6 +4,7 @@
 
 #include "toolkit/core/config.h"
 #include "toolkit/core/error.h"
+#include "toolkit/core/utf8.h"
 
 namespace csan::core {
 
@@ -81,6 +82,26 @@ ValueType type_of(const Value& value) {
 }
 
 Value validate(const KeySpec& spec, Value value, const std::string& where);
+
+// Why a string cannot be a value, or "". A value must come back unchanged from the
+// recipe a checkpoint stores (to_yaml), and yaml-cpp writes invalid UTF-8 and the Unicode
+// noncharacters (U+FDD0-FDEF, U+xFFFE, U+xFFFF) in a quoted string back as U+FFFD, and a
+// final carriage return unquoted (read back as part of the line break). Control
+// characters are never meant in a recipe anyway: a CR is what a script with Windows line
+// endings leaves at the end of an argument.
+std::string text_problem(const std::string& text) {
+  if (!utf8::is_valid(text)) return "the value is not valid UTF-8";
+  for (char32_t c : utf8::decode(text)) {
+    const bool control = (c < 0x20 && c != '\t' && c != '\n') || c == 0x7F;
+    const bool noncharacter = (c >= 0xFDD0 && c <= 0xFDEF) || (c & 0xFFFE) == 0xFFFE;
+    if (control || noncharacter) {
+      char code[16];
+      std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(c));
+      return std::string("the value holds the ") + (control ? "control character " : "Unicode noncharacter ") + code;
+    }
+  }
+  return "";
+}
 
 }  // namespace
 
@@ -198,15 +219,17 @@ Value validate(const KeySpec& s, Value value, const std::string& where) {
     for (int64_t x : std::get<std::vector<int64_t>>(value)) check_range(static_cast<double>(x));
   if (s.type == ValueType::DoubleList)
     for (double x : std::get<std::vector<double>>(value)) check_range(x);
-  auto check_choice = [&](const std::string& text) {
+  auto check_text = [&](const std::string& text) {
+    const std::string problem = text_problem(text);
+    if (!problem.empty()) throw fail(problem);
     if (s.choices.empty() || std::find(s.choices.begin(), s.choices.end(), text) != s.choices.end()) return;
     std::string allowed;
     for (const auto& c : s.choices) allowed += (allowed.empty() ? "" : ", ") + c;
     throw fail("'" + text + "' is not one of: " + allowed);
   };
-  if (s.type == ValueType::String) check_choice(std::get<std::string>(value));
+  if (s.type == ValueType::String) check_text(std::get<std::string>(value));
   if (s.type == ValueType::StringList)
-    for (const auto& text : std::get<std::vector<std::string>>(value)) check_choice(text);
+    for (const auto& text : std::get<std::vector<std::string>>(value)) check_text(text);
   return value;
 }
 }  // namespace

@@ -18,7 +18,9 @@ class Error : public std::runtime_error {
 };
 
 // Runs body and maps any exception to one line on stderr ("PROGRAM: error: ...") and
-// exit code 1; success returns body's exit code. Used by every executable's main().
+// exit code 1 (a std::filesystem error as "PATH: operation: reason"); a closed output
+// pipe (OutputClosed, checked_output.h) ends quietly with 141. Success returns body's exit
+// code. Used by every executable's main().
 int run_main(const char* program, int (*body)(int, char**), int argc, char** argv);
 
 }  // namespace csan

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "toolkit/core/error.h"
+#include "toolkit/data/token_id_check.h"
 
 namespace csan::data {
 
@@ -27,8 +28,7 @@ std::unique_ptr<MMapIndexedDataset> open_side(const std::string& prefix) {
 }  // namespace
 
 CollatedBatch collate_pairs(const std::vector<int64_t>& ids, const std::vector<std::vector<int64_t>>& sources,
-                            const std::vector<std::vector<int64_t>>& targets, int64_t pad_index,
-                            int64_t eos_index) {
+                            const std::vector<std::vector<int64_t>>& targets, int64_t pad_index, int64_t eos_index) {
   CollatedBatch b;
   b.ids = ids;
   b.src_tokens = pad_rows(sources, pad_index);
@@ -46,15 +46,23 @@ CollatedBatch collate_pairs(const std::vector<int64_t>& ids, const std::vector<s
 }
 
 LanguagePairDataset::LanguagePairDataset(const std::string& data_dir, const std::string& split,
-                                         const std::string& src_lang, const std::string& tgt_lang,
-                                         int64_t pad_index, int64_t eos_index)
+                                         const std::string& src_lang, const std::string& tgt_lang, int64_t pad_index,
+                                         int64_t eos_index)
     : pad_(pad_index), eos_(eos_index) {
   const std::string prefix = data_dir + "/" + split + "." + src_lang + "-" + tgt_lang + ".";
-  src_ = open_side(prefix + src_lang);
-  tgt_ = open_side(prefix + tgt_lang);
+  src_prefix_ = prefix + src_lang;
+  tgt_prefix_ = prefix + tgt_lang;
+  src_ = open_side(src_prefix_);
+  tgt_ = open_side(tgt_prefix_);
   if (src_->size() != tgt_->size())
     throw Error(prefix + "{" + src_lang + "," + tgt_lang + "}: source has " + std::to_string(src_->size()) +
                 " sentences but target has " + std::to_string(tgt_->size()));
+}
+
+void LanguagePairDataset::check_token_ids(int64_t src_vocab_size, const std::string& src_dict_name,
+                                          int64_t tgt_vocab_size, const std::string& tgt_dict_name) const {
+  data::check_token_ids(*src_, src_prefix_, src_vocab_size, src_dict_name);
+  data::check_token_ids(*tgt_, tgt_prefix_, tgt_vocab_size, tgt_dict_name);
 }
 
 CollatedBatch LanguagePairDataset::collate(const Batch& batch) const {

@@ -46,15 +46,19 @@ class LanguagePairDataset {
   const std::vector<int32_t>& src_sizes() const { return src_->sizes(); }
   const std::vector<int32_t>& tgt_sizes() const { return tgt_->sizes(); }
   CollatedBatch collate(const Batch& batch) const;
+  // Throws csan::Error naming the file, record and id at the first token id outside its
+  // side's dictionary (sizes and names of the source and target dictionaries).
+  void check_token_ids(int64_t src_vocab_size, const std::string& src_dict_name, int64_t tgt_vocab_size,
+                       const std::string& tgt_dict_name) const;
 
  private:
+  std::string src_prefix_, tgt_prefix_;
   std::unique_ptr<MMapIndexedDataset> src_, tgt_;
   int64_t pad_, eos_;
 };
 
 // Collation on token lists already in memory (what LanguagePairDataset uses; tests call it).
 CollatedBatch collate_pairs(const std::vector<int64_t>& ids, const std::vector<std::vector<int64_t>>& sources,
-                            const std::vector<std::vector<int64_t>>& targets, int64_t pad_index,
-                            int64_t eos_index);
+                            const std::vector<std::vector<int64_t>>& targets, int64_t pad_index, int64_t eos_index);
 
 }  // namespace csan::data

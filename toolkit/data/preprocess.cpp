@@ -1,5 +1,6 @@
 #include "toolkit/data/preprocess.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -30,8 +31,18 @@ void validate(const PreprocessOptions& o) {
   if (o.destdir.empty()) throw Error::for_key("destdir", "is required");
   if (o.workers < 1) throw Error::for_key("workers", "must be at least 1");
   if (o.padding_factor < 1) throw Error::for_key("padding-factor", "must be at least 1");
-  if (o.filter.min_len < 0 || o.filter.max_len < 0 || o.filter.max_len_ratio < 0)
-    throw Error::for_key("max-len", "length limits must not be negative");
+  if (o.filter.min_len < 0) throw Error::for_key("min-len", "must not be negative");
+  if (o.filter.max_len < 0) throw Error::for_key("max-len", "must not be negative (0: no limit)");
+  if (!(o.filter.max_len_ratio >= 0)) throw Error::for_key("max-len-ratio", "must not be negative (0: no limit)");
+  // fairseq reads any count <= 0 as "all"; only -1 is documented, so -7 is a typo.
+  if (o.nwordssrc == 0 || o.nwordssrc < -1)
+    throw Error::for_key("nwordssrc", "must be -1 (keep all) or a positive count, got " + std::to_string(o.nwordssrc));
+  if (o.nwordstgt == 0 || o.nwordstgt < -1)
+    throw Error::for_key("nwordstgt", "must be -1 (keep all) or a positive count, got " + std::to_string(o.nwordstgt));
+  if (o.thresholdsrc < 0) throw Error::for_key("thresholdsrc", "must not be negative");
+  if (o.thresholdtgt < 0) throw Error::for_key("thresholdtgt", "must not be negative");
+  if (o.spm.input_sentence_size < 0)
+    throw Error::for_key("spm-input-sentence-size", "must not be negative (0: all sentences)");
   if (o.joined_dictionary && !o.tgtdict.empty())
     throw Error::for_key("tgtdict", "cannot be combined with --joined-dictionary (use --srcdict)");
   if (o.joined_dictionary && o.only_source)
@@ -49,11 +60,10 @@ std::vector<std::string> languages(const PreprocessOptions& o) {
 }
 
 std::string describe_filters(const PreprocessOptions& o, const PreprocessSummary& s) {
-  return std::to_string(s.train_lines_read) + " lines read; removed " +
-         std::to_string(s.filtered.too_short) + " shorter than --min-len " +
-         std::to_string(o.filter.min_len) + ", " + std::to_string(s.filtered.too_long) +
-         " longer than --max-len " + std::to_string(o.filter.max_len) + ", " +
-         std::to_string(s.filtered.ratio) + " over --max-len-ratio";
+  return std::to_string(s.train_lines_read) + " lines read; removed " + std::to_string(s.filtered.too_short) +
+         " shorter than --min-len " + std::to_string(o.filter.min_len) + ", " + std::to_string(s.filtered.too_long) +
+         " longer than --max-len " + std::to_string(o.filter.max_len) + ", " + std::to_string(s.filtered.ratio) +
+         " over --max-len-ratio";
 }
 
 // State of one run, so each stage is a short method.
@@ -64,13 +74,14 @@ class Pipeline {
   PreprocessSummary run() {
     const auto start = std::chrono::steady_clock::now();
     validate(o_);
+    summary_.removed_temporaries = remove_stale_temporaries(o_.destdir);
     const std::string settings = render_settings(settings_of(o_));
     check_destination(o_.destdir, settings);
     AtomicDirectory out(o_.destdir);
     dir_ = out.staging();
 
     ParallelText train;
-    if (!o_.trainpref.empty()) train = read_parallel_text(o_.trainpref, langs_);
+    if (!o_.trainpref.empty()) train = read_corpus("train", o_.trainpref);
     prepare_models(train);
     std::vector<PieceCorpus> train_pieces;
     std::vector<bool> keep;
@@ -95,6 +106,36 @@ class Pipeline {
  private:
   std::string staged(const std::string& name) const { return (fs::path(dir_) / name).string(); }
 
+  // "a.de, a.en, b.de, b.en": the files of these prefixes, for messages.
+  std::string corpus_files(const std::vector<std::string>& prefixes) const {
+    std::string files;
+    for (const auto& prefix : prefixes)
+      for (const auto& lang : langs_) files += (files.empty() ? "" : ", ") + prefix + "." + lang;
+    return files;
+  }
+  // "a.de, b.de": the files of language l.
+  std::string language_files(const std::vector<std::string>& prefixes, size_t l) const {
+    std::string files;
+    for (const auto& prefix : prefixes) files += (files.empty() ? "" : ", ") + prefix + "." + langs_[l];
+    return files;
+  }
+
+  // A split without a single line is a wrong prefix or an unfinished download, never data.
+  ParallelText read_corpus(const std::string& split, const std::vector<std::string>& prefixes) const {
+    ParallelText text = read_parallel_text(prefixes, langs_);
+    if (text.size() == 0) throw Error(corpus_files(prefixes) + ": the " + split + " split has no lines");
+    // Blank targets of a test set are a common placeholder; a blank training side
+    // would only abort SentencePiece or give an empty dictionary.
+    if (split != "train") return text;
+    for (size_t l = 0; l < langs_.size(); ++l) {
+      const auto& lines = text.lines[l];
+      if (std::all_of(lines.begin(), lines.end(),
+                      [](const std::string& line) { return line.find_first_not_of(" \t\r\f\v") == std::string::npos; }))
+        throw Error(language_files(prefixes, l) + ": the " + split + " split has only empty lines");
+    }
+    return text;
+  }
+
   void prepare_models(const ParallelText& train) {
     if (!o_.spm_model.empty()) {
       auto model = std::make_shared<SentencePieceModel>(SentencePieceModel::load(o_.spm_model));
@@ -104,8 +145,7 @@ class Pipeline {
     }
     if (o_.spm_per_language && langs_.size() > 1) {
       for (size_t l = 0; l < langs_.size(); ++l) {
-        auto model = std::make_shared<SentencePieceModel>(
-            SentencePieceModel::train({&train.lines[l]}, o_.spm));
+        auto model = std::make_shared<SentencePieceModel>(SentencePieceModel::train({&train.lines[l]}, o_.spm));
         model->save(staged("spm." + langs_[l] + ".model"));
         models_.push_back(model);
       }
@@ -142,7 +182,8 @@ class Pipeline {
       }
     }
     if (kept == 0)
-      throw Error("training set is empty after filtering (" + describe_filters(o_, summary_) + ")");
+      throw Error(corpus_files(o_.trainpref) + ": no training pair is left after filtering (" +
+                  describe_filters(o_, summary_) + ")");
     return keep;
   }
 
@@ -176,7 +217,8 @@ class Pipeline {
 
   void binarize_train(const std::vector<PieceCorpus>& pieces, const std::vector<bool>& keep) {
     for (size_t l = 0; l < langs_.size(); ++l) {
-      StageProgress progress("binarize lines of train." + langs_[l], static_cast<long long>(pieces[l].lines()), o_.progress);
+      StageProgress progress("binarize lines of train." + langs_[l], static_cast<long long>(pieces[l].lines()),
+                             o_.progress);
       write_split("train", l, binarize_corpus(*dicts_[l], pieces[l], keep, o_.workers, progress.counter()));
     }
   }
@@ -184,10 +226,12 @@ class Pipeline {
   void binarize_extra_splits(const std::string& name, const std::vector<std::string>& prefixes) {
     for (size_t k = 0; k < prefixes.size(); ++k) {
       const std::string split = k == 0 ? name : name + std::to_string(k);
-      ParallelText text = read_parallel_text({prefixes[k]}, langs_);
+      ParallelText text = read_corpus(split, {prefixes[k]});
       for (size_t l = 0; l < langs_.size(); ++l) {
-        StageProgress progress("encode+binarize lines of " + split + "." + langs_[l], static_cast<long long>(text.size()), o_.progress);
-        write_split(split, l, encode_and_binarize(*models_[l], *dicts_[l], text.lines[l], o_.workers, progress.counter()));
+        StageProgress progress("encode+binarize lines of " + split + "." + langs_[l],
+                               static_cast<long long>(text.size()), o_.progress);
+        write_split(split, l,
+                    encode_and_binarize(*models_[l], *dicts_[l], text.lines[l], o_.workers, progress.counter()));
       }
     }
   }
@@ -202,9 +246,8 @@ class Pipeline {
 
 }  // namespace
 
-std::string dataset_prefix(const std::string& destdir, const std::string& split,
-                           const std::string& source_lang, const std::string& target_lang,
-                           const std::string& lang) {
+std::string dataset_prefix(const std::string& destdir, const std::string& split, const std::string& source_lang,
+                           const std::string& target_lang, const std::string& lang) {
   std::string name = split + ".";
   if (!target_lang.empty()) name += source_lang + "-" + target_lang + ".";
   return (fs::path(destdir) / (name + lang)).string();

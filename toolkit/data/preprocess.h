@@ -57,6 +57,7 @@ struct PreprocessSummary {
   int64_t train_lines_read = 0;
   FilterCounts filtered;
   std::vector<std::pair<std::string, int>> dictionary_sizes;  // lang -> size
+  std::vector<std::string> removed_temporaries;               // leftovers of interrupted runs, removed first
   double seconds = 0;
 
   // The multi-line report printed at the end of csan-preprocess.
@@ -69,8 +70,7 @@ PreprocessSummary preprocess(const PreprocessOptions& options);
 
 // Path prefix of a binarized split in `destdir`: DESTDIR/SPLIT.SRC-TGT.LANG, or
 // DESTDIR/SPLIT.LANG for monolingual data without a target language.
-std::string dataset_prefix(const std::string& destdir, const std::string& split,
-                           const std::string& source_lang, const std::string& target_lang,
-                           const std::string& lang);
+std::string dataset_prefix(const std::string& destdir, const std::string& split, const std::string& source_lang,
+                           const std::string& target_lang, const std::string& lang);
 
 }  // namespace csan::data

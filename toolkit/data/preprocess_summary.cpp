@@ -7,6 +7,7 @@ namespace csan::data {
 
 std::string PreprocessSummary::format() const {
   std::string out;
+  for (const auto& path : removed_temporaries) out += "removed the leftover of an interrupted run: " + path + "\n";
   char line[256];
   std::snprintf(line, sizeof line, "%-10s %-6s %12s %14s %9s\n", "split", "lang", "lines", "tokens", "unk");
   out += line;

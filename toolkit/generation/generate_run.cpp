@@ -91,7 +91,10 @@ class Translator {
       if (chunk[i].src.size() > 1) order.push_back(static_cast<int64_t>(i));  // empty inputs stay empty
     }
     std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return sizes[a] < sizes[b]; });
-    const auto batches = data::batch_by_size(order, sizes, sizes, {options_.max_tokens, options_.batch_size, 1});
+    // A large beam translates fewer sentences at once (kMaxRowsPerBatch rows of caches).
+    const int64_t by_rows = std::max<int64_t>(1, kMaxRowsPerBatch / options_.search.beam);
+    const int64_t sentences = options_.batch_size > 0 ? std::min(options_.batch_size, by_rows) : by_rows;
+    const auto batches = data::batch_by_size(order, sizes, sizes, {options_.max_tokens, sentences, 1});
     const int64_t count = static_cast<int64_t>(batches.size());
     const int64_t workers = resolve_parallel_batches(options_.parallel_batches, count);
     while (static_cast<int64_t>(generators_.size()) < workers) generators_.push_back(make_generator());
@@ -238,6 +241,10 @@ void validate_generate_options(const GenerateOptions& options) {
   if (options.search.prefix_size > 0 && options.data_dir.empty())
     throw Error("--prefix-size: needs references (--data)");
   if (options.batch_size < 0 || options.max_tokens < 0) throw Error("--batch-size/--max-tokens: must not be negative");
+  if (options.batch_size == 0 && options.max_tokens == 0)
+    throw Error(
+        "--batch-size 0 (no limit) needs --max-tokens > 0: with both unbounded a whole test set would be one batch");
+  if (options.buffer_size < 0) throw Error("--buffer-size: must not be negative (0: the batch size)");
   if (options.parallel_batches < 0) throw Error("--parallel-batches: must not be negative");
   parse_output_format(options.output_format);
   if (options.paths.empty()) throw Error("--path: no checkpoint given");
@@ -254,6 +261,9 @@ GenerateSummary translate(const GenerateOptions& options, const LoadedEnsemble& 
       target_codec(ensemble.tgt_dict, ensemble.sentencepiece(), sentencepiece.get());
   const int64_t max_source = max_source_positions(ensemble);
   const int64_t eos = ensemble.src_dict.eos();
+  if (options.search.beam > ensemble.tgt_dict.size())
+    throw Error("--beam: " + std::to_string(options.search.beam) + " exceeds the target vocabulary of " +
+                options.paths[0] + " (" + std::to_string(ensemble.tgt_dict.size()) + " types)");
 
   GenerateSummary summary;
   Translator translator(options, ensemble);
@@ -282,6 +292,8 @@ GenerateSummary translate(const GenerateOptions& options, const LoadedEnsemble& 
     check_same_dictionary(ensemble.src_dict, dir + "/dict." + src_lang + ".txt", options.paths[0]);
     check_same_dictionary(ensemble.tgt_dict, dir + "/dict." + tgt_lang + ".txt", options.paths[0]);
     data::LanguagePairDataset dataset(dir, options.gen_subset, src_lang, tgt_lang, ensemble.tgt_dict.pad(), eos);
+    dataset.check_token_ids(ensemble.src_dict.size(), dir + "/dict." + src_lang + ".txt", ensemble.tgt_dict.size(),
+                            dir + "/dict." + tgt_lang + ".txt");
     std::vector<int64_t> all(dataset.size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
     const data::CollatedBatch collated = dataset.collate(all);

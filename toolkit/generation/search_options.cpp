@@ -1,5 +1,6 @@
 #include "toolkit/generation/search_options.h"
 
+#include <cmath>
 #include <string>
 
 #include "toolkit/core/error.h"
@@ -8,7 +9,11 @@ namespace csan::generation {
 
 void validate(const SearchOptions& o) {
   auto fail = [](const std::string& option, const std::string& why) { throw Error(option + ": " + why); };
-  if (o.beam < 1) fail("--beam", "must be at least 1");
+  if (o.beam < 1 || o.beam > kMaxBeam)
+    fail("--beam", std::to_string(o.beam) + " is outside [1, " + std::to_string(kMaxBeam) + "]");
+  if (!std::isfinite(o.lenpen)) fail("--lenpen", "must be a finite number");
+  if (!std::isfinite(o.unkpen)) fail("--unkpen", "must be a finite number");
+  if (!std::isfinite(o.max_len_a)) fail("--max-len-a", "must be a finite number");
   if (o.nbest < 1 || o.nbest > o.beam) fail("--nbest", "must be between 1 and --beam (" + std::to_string(o.beam) + ")");
   if (o.max_len_a < 0 || o.max_len_b < 0) fail("--max-len-a/--max-len-b", "must not be negative");
   if (o.min_len < 0) fail("--min-len", "must not be negative");

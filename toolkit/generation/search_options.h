@@ -8,7 +8,7 @@ namespace csan::generation {
 
 struct SearchOptions {
   int64_t beam = 5;
-  int64_t nbest = 1;           // hypotheses returned per sentence (<= beam)
+  int64_t nbest = 1;  // hypotheses returned per sentence (<= beam)
   // fairseq's normalization, exactly: a finished hypothesis scores sum(log p) / L^lenpen,
   // L its length with the </s> (fairseq: eos_scores /= (step + 1) ** len_penalty). Beams
   // are ranked by their raw sums while searching; only finished ones are normalized.
@@ -20,18 +20,28 @@ struct SearchOptions {
   // batched and one-at-a-time decoding agree.
   double max_len_a = 0.0;
   int64_t max_len_b = 200;
-  int64_t min_len = 1;         // </s> is forbidden before this many tokens
-  double unkpen = 0.0;         // subtracted from <unk>'s log-probability
+  int64_t min_len = 1;  // </s> is forbidden before this many tokens
+  double unkpen = 0.0;  // subtracted from <unk>'s log-probability
   int64_t no_repeat_ngram_size = 0;
-  int64_t prefix_size = 0;     // force the first N reference tokens (needs references)
-  double temperature = 1.0;    // logits are divided by it before the softmax (every mode)
-  bool sampling = false;       // sample instead of beam search (beam = samples per sentence)
-  int64_t sampling_topk = -1;  // sample among the k best tokens (-1: all)
-  double sampling_topp = -1.0; // sample from the smallest set with probability >= p (-1: all)
-  uint64_t seed = 1;           // sampling generator seed
+  int64_t prefix_size = 0;      // force the first N reference tokens (needs references)
+  double temperature = 1.0;     // logits are divided by it before the softmax (every mode)
+  bool sampling = false;        // sample instead of beam search (beam = samples per sentence)
+  int64_t sampling_topk = -1;   // sample among the k best tokens (-1: all)
+  double sampling_topp = -1.0;  // sample from the smallest set with probability >= p (-1: all)
+  uint64_t seed = 1;            // sampling generator seed
 };
 
-// Throws csan::Error naming the option (e.g. "--nbest") when values are inconsistent.
+// The largest beam csan searches with. Beam search past a few dozen rarely changes the
+// best hypothesis (and often makes it worse), while time and cache memory grow linearly
+// with the beam; the beam must also not exceed the target vocabulary (checked where the
+// vocabulary is known).
+inline constexpr int64_t kMaxBeam = 1024;
+// Hypothesis rows (sentences x beam) translated at once: a large beam translates fewer
+// sentences per batch so that the decoder caches stay bounded.
+inline constexpr int64_t kMaxRowsPerBatch = 4096;
+
+// Throws csan::Error naming the option (e.g. "--nbest") when values are inconsistent or
+// not finite.
 void validate(const SearchOptions& options);
 
 }  // namespace csan::generation

@@ -9,8 +9,7 @@ namespace csan::scoring {
 namespace {
 
 bool is_ascii_punctuation(char32_t c) {
-  return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) || (c >= 0x5B && c <= 0x60) ||
-         (c >= 0x7B && c <= 0x7E);
+  return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) || (c >= 0x5B && c <= 0x60) || (c >= 0x7B && c <= 0x7E);
 }
 
 // sacreBLEU's _compute_f_score; `quotient` is m / h in double (exact path) or in
@@ -18,7 +17,11 @@ bool is_ascii_punctuation(char32_t c) {
 template <class Stat, class Quotient>
 double f_score(const Stat* stats, int orders, int beta, bool eps_smoothing, Quotient quotient) {
   const double eps = 1e-16;
-  const int factor = beta * beta;
+  // Python's beta ** 2 is an exact integer (no overflow for large --chrf-beta); it meets
+  // the floats as float(factor) and float(1 + factor).
+  const int64_t square = static_cast<int64_t>(beta) * beta;
+  const double factor = static_cast<double>(square);
+  const double one_plus_factor = static_cast<double>(square + 1);
   double score = 0.0, avg_prec = 0.0, avg_rec = 0.0;
   int effective_order = 0;
   for (int i = 0; i < orders; ++i) {
@@ -26,7 +29,7 @@ double f_score(const Stat* stats, int orders, int beta, bool eps_smoothing, Quot
     double prec = n_hyp > 0 ? quotient(n_match, n_hyp) : eps;
     double rec = n_ref > 0 ? quotient(n_match, n_ref) : eps;
     double denom = factor * prec + rec;
-    score += denom > 0 ? (1 + factor) * prec * rec / denom : eps;
+    score += denom > 0 ? one_plus_factor * prec * rec / denom : eps;
     if (n_hyp > 0 && n_ref > 0) {
       avg_prec += prec;
       avg_rec += rec;
@@ -41,7 +44,7 @@ double f_score(const Stat* stats, int orders, int beta, bool eps_smoothing, Quot
     avg_rec /= effective_order;
   }
   if (avg_prec + avg_rec == 0.0) return 0.0;
-  score = (1 + factor) * avg_prec * avg_rec;
+  score = one_plus_factor * avg_prec * avg_rec;
   score /= (factor * avg_prec) + avg_rec;
   return 100 * score;
 }
@@ -57,8 +60,8 @@ struct OrderCounter {
   std::vector<std::vector<uint32_t>> ref_ids;
 
   // Writes [hyp, ref, match] for orders 1..max_order at stats[r][3 * first_order ...].
-  void count(const std::vector<Item>& hyp, const std::vector<std::vector<Item>>& refs, int max_order,
-             int first_order, std::vector<Stats>& stats) {
+  void count(const std::vector<Item>& hyp, const std::vector<std::vector<Item>>& refs, int max_order, int first_order,
+             std::vector<Stats>& stats) {
     size_t total = hyp.size();
     for (const auto& ref : refs) total += ref.size();
     interner.reset(total);
@@ -145,10 +148,8 @@ std::string Chrf::name() const {
 
 std::vector<SignatureField> Chrf::signature_fields() const {
   return {
-      {"case", "c", options_.lowercase ? "lc" : "mixed"},
-      {"eff", "e", options_.eps_smoothing ? "no" : "yes"},
-      {"nc", "nc", std::to_string(options_.char_order)},
-      {"nw", "nw", std::to_string(options_.word_order)},
+      {"case", "c", options_.lowercase ? "lc" : "mixed"}, {"eff", "e", options_.eps_smoothing ? "no" : "yes"},
+      {"nc", "nc", std::to_string(options_.char_order)},  {"nw", "nw", std::to_string(options_.word_order)},
       {"space", "s", options_.whitespace ? "yes" : "no"},
   };
 }

@@ -17,10 +17,12 @@ namespace {
 // a large corpus never holds the whole (n_samples x n_segments) matrix.
 constexpr std::size_t kChunkDraws = std::size_t{1} << 22;
 
+// More threads than cores would only cost memory (the results do not depend on the
+// count): `-j 100000` runs on every core, not on 100000 threads.
 int resolve_threads(int threads) {
-  if (threads > 0) return threads;
   const unsigned hardware = std::thread::hardware_concurrency();
-  return hardware == 0 ? 1 : static_cast<int>(hardware);
+  const int cores = hardware == 0 ? 1 : static_cast<int>(hardware);
+  return threads > 0 ? std::min(threads, cores) : cores;
 }
 
 // Runs body(begin, end) over [0, count) split into contiguous ranges, one per thread.
@@ -32,8 +34,7 @@ void parallel_ranges(std::size_t count, int threads, const std::function<void(st
   }
   std::vector<std::thread> pool;
   const std::size_t per = (count + workers - 1) / workers;
-  for (std::size_t begin = 0; begin < count; begin += per)
-    pool.emplace_back(body, begin, std::min(count, begin + per));
+  for (std::size_t begin = 0; begin < count; begin += per) pool.emplace_back(body, begin, std::min(count, begin + per));
   for (auto& thread : pool) thread.join();
 }
 
@@ -86,11 +87,16 @@ void sum_selected_fixed(const Float32Matrix& stats, const std::uint32_t* idx, st
 
 void sum_selected(const Float32Matrix& stats, const std::uint32_t* idx, std::size_t n, float* sum) {
   switch (stats.cols) {
-    case 2: return sum_selected_fixed<2>(stats, idx, n, sum);    // TER
-    case 10: return sum_selected_fixed<10>(stats, idx, n, sum);  // BLEU
-    case 18: return sum_selected_fixed<18>(stats, idx, n, sum);  // chrF
-    case 24: return sum_selected_fixed<24>(stats, idx, n, sum);  // chrF++
-    default: break;
+    case 2:
+      return sum_selected_fixed<2>(stats, idx, n, sum);  // TER
+    case 10:
+      return sum_selected_fixed<10>(stats, idx, n, sum);  // BLEU
+    case 18:
+      return sum_selected_fixed<18>(stats, idx, n, sum);  // chrF
+    case 24:
+      return sum_selected_fixed<24>(stats, idx, n, sum);  // chrF++
+    default:
+      break;
   }
   std::fill(sum, sum + stats.cols, 0.0f);
   for (std::size_t j = 0; j < n; ++j) {
@@ -204,9 +210,7 @@ Confidence estimate_ci_numpy(std::vector<double> scores) {
   return {numpy_mean(scores), 0.5 * (scores[upper] - scores[lower])};
 }
 
-double p_value(std::size_t count, std::size_t n) {
-  return static_cast<double>(count + 1) / static_cast<double>(n + 1);
-}
+double p_value(std::size_t count, std::size_t n) { return static_cast<double>(count + 1) / static_cast<double>(n + 1); }
 
 // Unsigned big integer (little-endian 64-bit limbs) for the exact mean.
 using Limbs = std::vector<std::uint64_t>;
@@ -277,8 +281,10 @@ ResamplingSeed ResamplingSeed::parse(const std::string& text) {
       valid = digits[i + 1] != '_';
       continue;
     }
-    if (!std::isdigit(static_cast<unsigned char>(c)) || value > (UINT64_MAX - 9) / 10) valid = false;
-    else value = value * 10 + static_cast<std::uint64_t>(c - '0');
+    if (!std::isdigit(static_cast<unsigned char>(c)) || value > (UINT64_MAX - 9) / 10)
+      valid = false;
+    else
+      value = value * 10 + static_cast<std::uint64_t>(c - '0');
   }
   if (!valid) throw Error("SACREBLEU_SEED: expected a non-negative integer or 'none', got '" + text + "'");
   seed.value = value;
@@ -338,7 +344,8 @@ double exact_mean(const std::vector<double>& values) {
     for (std::size_t b = 0; b < round_bit && !sticky; ++b) sticky = bit_at(total, b);
     if (bit_at(total, round_bit) && (sticky || (mantissa & 1u))) ++mantissa;
   }
-  const double magnitude = std::ldexp(static_cast<double>(mantissa), scale + kMinExponent - static_cast<int>(kExtraBits));
+  const double magnitude =
+      std::ldexp(static_cast<double>(mantissa), scale + kMinExponent - static_cast<int>(kExtraBits));
   return sign > 0 ? magnitude : -magnitude;
 }
 
@@ -420,11 +427,16 @@ void accumulate_masked_fixed(const MaskedSums& sums, std::size_t first, std::siz
 
 void accumulate_masked(const MaskedSums& sums, std::size_t first, std::size_t count, double* deltas) {
   switch (sums.cols) {
-    case 2: return accumulate_masked_fixed<2>(sums, first, count, deltas);
-    case 10: return accumulate_masked_fixed<10>(sums, first, count, deltas);
-    case 18: return accumulate_masked_fixed<18>(sums, first, count, deltas);
-    case 24: return accumulate_masked_fixed<24>(sums, first, count, deltas);
-    default: break;
+    case 2:
+      return accumulate_masked_fixed<2>(sums, first, count, deltas);
+    case 10:
+      return accumulate_masked_fixed<10>(sums, first, count, deltas);
+    case 18:
+      return accumulate_masked_fixed<18>(sums, first, count, deltas);
+    case 24:
+      return accumulate_masked_fixed<24>(sums, first, count, deltas);
+    default:
+      break;
   }
   const std::size_t cols = sums.cols;
   std::fill(deltas, deltas + count * cols, 0.0);
@@ -458,8 +470,7 @@ std::vector<std::vector<PairedResult>> paired_bootstrap(const std::vector<const 
   // scores[s][m]: system s's resampled scores; baseline_scores[s][m]: the baseline's
   // under the same index matrix as system s.
   std::vector<std::vector<std::vector<double>>> scores(n_systems, std::vector<std::vector<double>>(n_metrics));
-  std::vector<std::vector<std::vector<double>>> baseline_scores(n_systems,
-                                                                std::vector<std::vector<double>>(n_metrics));
+  std::vector<std::vector<std::vector<double>>> baseline_scores(n_systems, std::vector<std::vector<double>>(n_metrics));
   const auto system_seed = seed.for_paired_systems();
   const bool shared_matrix = system_seed.has_value() && system_seed == seed.value;
 

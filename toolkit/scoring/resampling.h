@@ -14,6 +14,12 @@
 
 namespace csan::scoring {
 
+// The most resamples (-cin, -pbsn) or trials (-parn) csan-score runs. sacreBLEU keeps an
+// index matrix of 8 bytes per resample and segment, so 10^7 resamples of a 1000-segment
+// test set need 80 GB there; here each one costs 8 bytes per system and metric, but the
+// time still grows with resamples x segments (10^7 x 3000 segments: minutes).
+inline constexpr std::size_t kMaxResamples = 10'000'000;
+
 // How SACREBLEU_SEED was given: a number, or "none" (OS entropy).
 struct ResamplingSeed {
   std::optional<std::uint64_t> value = 12345;
@@ -24,9 +30,7 @@ struct ResamplingSeed {
   // throws csan::Error for anything else.
   static ResamplingSeed parse(const std::string& text);
   // Paired tests treat seed 0 like "none" for the compared systems (spec §9.6).
-  std::optional<std::uint64_t> for_paired_systems() const {
-    return value && *value != 0 ? value : std::nullopt;
-  }
+  std::optional<std::uint64_t> for_paired_systems() const { return value && *value != 0 ? value : std::nullopt; }
   // Paired-test signatures print str(int(value)) or "none".
   std::string paired_text() const { return value ? std::to_string(*value) : "none"; }
 };
@@ -52,21 +56,19 @@ double exact_mean(const std::vector<double>& values);
 double numpy_mean(const std::vector<double>& values);
 
 // Single-system bootstrap confidence (-ci, spec §9.2): mean is the exact mean.
-Confidence bootstrap_confidence(const Metric& metric, const std::vector<Stats>& segments,
-                                std::size_t n_samples, std::optional<std::uint64_t> seed,
-                                int threads = 0);
+Confidence bootstrap_confidence(const Metric& metric, const std::vector<Stats>& segments, std::size_t n_samples,
+                                std::optional<std::uint64_t> seed, int threads = 0);
 
 // Paired bootstrap resampling (--paired-bs, spec §9.3). stats[system][metric] holds the
 // per-segment statistics; system 0 is the baseline. Returns results[system][metric].
-std::vector<std::vector<PairedResult>> paired_bootstrap(
-    const std::vector<const Metric*>& metrics,
-    const std::vector<std::vector<std::vector<Stats>>>& stats, std::size_t n_samples,
-    const ResamplingSeed& seed, int threads = 0);
+std::vector<std::vector<PairedResult>> paired_bootstrap(const std::vector<const Metric*>& metrics,
+                                                        const std::vector<std::vector<std::vector<Stats>>>& stats,
+                                                        std::size_t n_samples, const ResamplingSeed& seed,
+                                                        int threads = 0);
 
 // Paired approximate randomization (--paired-ar, spec §9.4); no mean or CI.
 std::vector<std::vector<PairedResult>> paired_approximate_randomization(
-    const std::vector<const Metric*>& metrics,
-    const std::vector<std::vector<std::vector<Stats>>>& stats, std::size_t n_trials,
-    const ResamplingSeed& seed, int threads = 0);
+    const std::vector<const Metric*>& metrics, const std::vector<std::vector<std::vector<Stats>>>& stats,
+    std::size_t n_trials, const ResamplingSeed& seed, int threads = 0);
 
 }  // namespace csan::scoring

@@ -121,10 +121,14 @@ std::vector<MetricEntry> make_metrics(const ScoreOptions& options, const ScoreEn
     std::string key = name;
     std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::toupper(c); });
     if (std::any_of(metrics.begin(), metrics.end(), [&](const MetricEntry& e) { return e.key == key; })) continue;
-    if (key == "BLEU") metrics.push_back({key, make_bleu(bleu)});
-    else if (key == "CHRF") metrics.push_back({key, make_chrf(options.chrf)});
-    else if (key == "TER") metrics.push_back({key, make_ter(options.ter)});
-    else throw Error("unknown metric '" + name + "' (choose from bleu, chrf, ter)");
+    if (key == "BLEU")
+      metrics.push_back({key, make_bleu(bleu)});
+    else if (key == "CHRF")
+      metrics.push_back({key, make_chrf(options.chrf)});
+    else if (key == "TER")
+      metrics.push_back({key, make_ter(options.ter)});
+    else
+      throw Error("unknown metric '" + name + "' (choose from bleu, chrf, ter)");
   }
   return metrics;
 }
@@ -151,6 +155,24 @@ std::vector<Stats> extract_stats(const MetricEntry& entry, const ScoreOptions& o
 
 int resampling_threads(const ScoreOptions& options) { return options.paired_jobs > 1 ? options.paired_jobs : 0; }
 
+// Values sacreBLEU accepts stay accepted with its meaning (a count of 0 or less: the
+// default; -cin 1 or less: no interval). These are the ones it crashes on (a negative
+// -j reaches multiprocessing.Pool) or that would run for hours.
+void check_limits(const ScoreOptions& options) {
+  const bool paired = options.paired_bs || options.paired_ar;
+  if (paired && options.paired_jobs < 0)
+    throw Error("--paired-jobs/-j: expected 0 (one worker per system) or a positive number of threads, got " +
+                std::to_string(options.paired_jobs));
+  auto check_count = [](const char* option, int value) {
+    if (value > 0 && static_cast<std::size_t>(value) > kMaxResamples)
+      throw Error(std::string(option) + ": at most " + std::to_string(kMaxResamples) + " (got " +
+                  std::to_string(value) + ")");
+  };
+  if (options.confidence) check_count("--confidence-n/-cin", options.confidence_n);
+  if (options.paired_bs) check_count("--paired-bs-n/-pbsn", options.paired_bs_n);
+  if (options.paired_ar) check_count("--paired-ar-n/-parn", options.paired_ar_n);
+}
+
 }  // namespace
 
 ScoreEnvironment ScoreEnvironment::from_process() {
@@ -168,6 +190,7 @@ ScoreEnvironment ScoreEnvironment::from_process() {
 
 int score_run(const ScoreOptions& options, std::istream& in, std::ostream& out, std::ostream& err,
               const ScoreEnvironment& env) {
+  check_limits(options);
   const Log log(err, options.quiet);
   const bool paired = options.paired_bs || options.paired_ar;
   std::string format = options.format;
@@ -188,7 +211,8 @@ int score_run(const ScoreOptions& options, std::istream& in, std::ostream& out, 
     return kExitFailure;
   }
   if (options.refs.empty()) {
-    log.error("If manual references given, make sure to provide them before the -i/--input argument to avoid confusion.");
+    log.error(
+        "If manual references given, make sure to provide them before the -i/--input argument to avoid confusion.");
     log.error("Otherwise, I need a predefined test set (-t) from the following list:");
     log.error(
         "['wmt24', 'wmt23', 'wmt22', 'wmt21/systems', 'wmt21/dev', 'wmt21/D', 'wmt21/C', 'wmt21/B', 'wmt21/AC', "
@@ -213,8 +237,8 @@ int score_run(const ScoreOptions& options, std::istream& in, std::ostream& out, 
       refs[r] = std::move(lines);
       continue;
     }
-    const std::size_t max_split = options.num_refs > 0 ? static_cast<std::size_t>(options.num_refs - 1)
-                                                       : std::string::npos;
+    const std::size_t max_split =
+        options.num_refs > 0 ? static_cast<std::size_t>(options.num_refs - 1) : std::string::npos;
     for (std::size_t i = 0; i < lines.size(); ++i) {
       std::vector<std::string> fields = split_tabs(lines[i], max_split);
       if (static_cast<long>(fields.size()) != options.num_refs) {
@@ -313,8 +337,7 @@ int score_run(const ScoreOptions& options, std::istream& in, std::ostream& out, 
 
   if (options.sentence_level) {
     const MetricEntry& entry = metrics.front();
-    const std::string signature =
-        format_signature(make_signature(*entry.metric, common), options.short_signature);
+    const std::string signature = format_signature(make_signature(*entry.metric, common), options.short_signature);
     const std::vector<Stats> stats = extract_stats(entry, options, systems[0], refs, log);
     std::string text;
     for (const auto& segment : stats) {
@@ -386,10 +409,9 @@ int score_run(const ScoreOptions& options, std::istream& in, std::ostream& out, 
       log.info(test_message + std::to_string(n_samples) + ")");
     }
   const ResamplingSeed paired_seed = seed();
-  report.results = bootstrap
-                       ? paired_bootstrap(metric_list, stats, n_samples, paired_seed, resampling_threads(options))
-                       : paired_approximate_randomization(metric_list, stats, n_samples, paired_seed,
-                                                          resampling_threads(options));
+  report.results = bootstrap ? paired_bootstrap(metric_list, stats, n_samples, paired_seed, resampling_threads(options))
+                             : paired_approximate_randomization(metric_list, stats, n_samples, paired_seed,
+                                                                resampling_threads(options));
   report.test = bootstrap ? PairedTestKind::bootstrap : PairedTestKind::approximate_randomization;
   // The explanation quotes the option as given; the signature the count actually used.
   report.n_samples = requested;

@@ -20,13 +20,26 @@ enum Op : char { kNone = ' ', kSub = 's', kIns = 'i', kDel = 'd', kUndefined = '
 // The beam DP for one (hypothesis length, reference) pair. Rows depend only on the
 // hypothesis prefix, so a shifted candidate reuses the rows of the prefix it shares
 // with the current hypothesis (sacreBLEU gets the same effect from its row cache).
+//
+// Only the cells inside each row's beam are stored: every other cell is (infinity,
+// undefined) in sacreBLEU's full matrix and is never written, so reading it as
+// kInfinity gives the same results with memory linear in the sentence length (the
+// full matrix of a 50k-word line would take 12 GB).
 class BeamEditDistance {
  public:
   BeamEditDistance(const std::vector<uint32_t>& ref, size_t hyp_len) : ref_(ref), n_(hyp_len), m_(ref.size()) {
     ratio_ = n_ ? static_cast<double>(m_) / static_cast<double>(n_) : 1.0;
     beam_ = kBeamWidth < ratio_ / 2 ? static_cast<int64_t>(std::ceil(ratio_ / 2 + kBeamWidth)) : kBeamWidth;
-    cost_.assign((n_ + 1) * (m_ + 1), kInfinity);
-    op_.assign((n_ + 1) * (m_ + 1), kUndefined);
+    rows_.resize(n_ + 1);
+    rows_[0] = {0, m_ + 1, 0};
+    size_t cells = m_ + 1;
+    for (size_t i = 1; i <= n_; ++i) {
+      auto [begin, end] = band(i);
+      rows_[i] = {begin, end, cells};
+      cells += end - begin;
+    }
+    cost_.assign(cells, kInfinity);
+    op_.assign(cells, kUndefined);
     for (size_t j = 0; j <= m_; ++j) {
       cost_[j] = static_cast<int32_t>(j);
       op_[j] = kIns;
@@ -37,31 +50,32 @@ class BeamEditDistance {
   // Full DP for hyp, keeping every row; returns the distance and fills trace_.
   int32_t compute_with_trace(const std::vector<uint32_t>& hyp) {
     for (size_t i = 1; i <= n_; ++i) {
-      int32_t* cost = &cost_[i * (m_ + 1)];
-      char* op = &op_[i * (m_ + 1)];
-      std::fill(cost, cost + m_ + 1, kInfinity);
-      std::fill(op, op + m_ + 1, kUndefined);
-      const int32_t* prev = &cost_[(i - 1) * (m_ + 1)];
-      auto [min_j, max_j] = band(i);
-      for (size_t j = min_j; j < max_j; ++j) {
+      const Row& row = rows_[i];
+      int32_t* cost = &cost_[row.offset] - row.begin;  // cost[j] for j in [begin, end)
+      char* op = &op_[row.offset] - row.begin;
+      std::fill(cost + row.begin, cost + row.end, kInfinity);
+      std::fill(op + row.begin, op + row.end, kUndefined);
+      for (size_t j = row.begin; j < row.end; ++j) {
         if (j == 0) {
-          cost[0] = prev[0] + 1;
+          cost[0] = cost_at(i - 1, 0) + 1;
           op[0] = kDel;
           continue;
         }
         bool same = hyp[i - 1] == ref_[j - 1];
-        int32_t diagonal = prev[j - 1] + (same ? 0 : 1);
+        int32_t diagonal = cost_at(i - 1, j - 1) + (same ? 0 : 1);
+        int32_t deletion = cost_at(i - 1, j) + 1;
+        int32_t insertion = (j > row.begin ? cost[j - 1] : kInfinity) + 1;
         // Diagonal first, then deletion, then insertion; only a strictly smaller cost wins.
         if (cost[j] > diagonal) {
           cost[j] = diagonal;
           op[j] = same ? kNone : kSub;
         }
-        if (cost[j] > prev[j] + 1) {
-          cost[j] = prev[j] + 1;
+        if (cost[j] > deletion) {
+          cost[j] = deletion;
           op[j] = kDel;
         }
-        if (cost[j] > cost[j - 1] + 1) {
-          cost[j] = cost[j - 1] + 1;
+        if (cost[j] > insertion) {
+          cost[j] = insertion;
           op[j] = kIns;
         }
       }
@@ -69,7 +83,7 @@ class BeamEditDistance {
     trace_.clear();
     size_t i = n_, j = m_;
     while (i > 0 || j > 0) {
-      char o = op_[i * (m_ + 1) + j];
+      char o = op_at(i, j);
       trace_.push_back(o);
       if (o == kNone || o == kSub) {
         --i;
@@ -81,23 +95,31 @@ class BeamEditDistance {
       }
     }
     std::reverse(trace_.begin(), trace_.end());
-    return cost_[n_ * (m_ + 1) + m_];
+    return cost_at(n_, m_);
   }
 
   // Distance of `hyp`, whose first `shared` words equal those of the hypothesis last
   // given to compute_with_trace.
   int32_t distance_from_prefix(const std::vector<uint32_t>& hyp, size_t shared) {
-    if (shared >= n_) return cost_[n_ * (m_ + 1) + m_];
-    const int32_t* prev = &cost_[shared * (m_ + 1)];
-    int k = 0;  // which scratch row receives row i
-    for (size_t i = shared + 1; i <= n_; ++i, k ^= 1) {
-      // Scratch rows are infinite outside the band last written into them, so only that
-      // band needs resetting (long lines have a band much narrower than the row).
-      int32_t* cur = scratch_[k].data();
-      std::fill(cur + written_[k].first, cur + written_[k].second, kInfinity);
-      auto [min_j, max_j] = band(i);
-      written_[k] = {min_j, max_j};
-      for (size_t j = min_j; j < max_j; ++j) {
+    if (shared >= n_) return cost_at(n_, m_);
+    // Scratch rows are infinite outside the band last written into them, so only that
+    // band needs resetting (long lines have a band much narrower than the row).
+    int k = 0;  // which scratch row receives the next row
+    auto take_scratch = [&](size_t begin, size_t end) {
+      int32_t* row = scratch_[k].data();
+      std::fill(row + written_[k].first, row + written_[k].second, kInfinity);
+      written_[k] = {begin, end};
+      k ^= 1;
+      return row;
+    };
+    const Row& start = rows_[shared];
+    int32_t* first = take_scratch(start.begin, start.end);
+    std::copy(&cost_[start.offset], &cost_[start.offset] + (start.end - start.begin), first + start.begin);
+    const int32_t* prev = first;
+    for (size_t i = shared + 1; i <= n_; ++i) {
+      const Row& row = rows_[i];
+      int32_t* cur = take_scratch(row.begin, row.end);
+      for (size_t j = row.begin; j < row.end; ++j) {
         if (j == 0) {
           cur[0] = prev[0] + 1;
           continue;
@@ -115,6 +137,20 @@ class BeamEditDistance {
   const std::vector<char>& trace() const { return trace_; }
 
  private:
+  // Row i's stored cells: columns [begin, end), at cost_[offset] and op_[offset].
+  struct Row {
+    size_t begin, end, offset;
+  };
+
+  int32_t cost_at(size_t i, size_t j) const {
+    const Row& row = rows_[i];
+    return j >= row.begin && j < row.end ? cost_[row.offset + (j - row.begin)] : kInfinity;
+  }
+  char op_at(size_t i, size_t j) const {
+    const Row& row = rows_[i];
+    return j >= row.begin && j < row.end ? op_[row.offset + (j - row.begin)] : static_cast<char>(kUndefined);
+  }
+
   std::pair<size_t, size_t> band(size_t i) const {
     if (i == n_) {
       int64_t diagonal = static_cast<int64_t>(std::floor(static_cast<double>(i) * ratio_));
@@ -130,6 +166,7 @@ class BeamEditDistance {
   size_t n_, m_;
   double ratio_;
   int64_t beam_;
+  std::vector<Row> rows_;
   std::vector<int32_t> cost_;
   std::vector<char> op_;
   std::vector<char> trace_;
@@ -148,8 +185,10 @@ Alignment trace_to_alignment(const std::vector<char>& trace) {
   Alignment a;
   int hp = -1, rp = -1;
   for (char op : trace) {
-    if (op == kIns) op = kDel;
-    else if (op == kDel) op = kIns;
+    if (op == kIns)
+      op = kDel;
+    else if (op == kDel)
+      op = kIns;
     if (op == kNone || op == kSub) {
       ++hp;
       ++rp;

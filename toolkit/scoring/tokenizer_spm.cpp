@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
 #include "toolkit/scoring/unicode.h"
 
@@ -11,7 +12,9 @@ namespace csan::scoring {
 
 SpmTokenizer::SpmTokenizer(const std::string& model_path, const std::string& signature)
     : processor_(std::make_unique<sentencepiece::SentencePieceProcessor>()), signature_(signature) {
-  auto status = processor_->Load(model_path);
+  // Read here, so that a directory or an unreadable file is named like any other input
+  // (SentencePiece's own reader reports "basic_filebuf::underflow error").
+  auto status = processor_->LoadFromSerializedProto(read_file(model_path));
   if (!status.ok()) {
     throw Error(model_path + ": cannot load SentencePiece model: " + status.ToString());
   }

@@ -35,6 +35,33 @@ std::vector<std::string> last_checkpoints(const std::string& dir, int64_t count,
 
 namespace {
 
+// True when a and b name the same file: the same canonical path (symbolic links, "..",
+// "./") or, for an existing file, the same inode (hard links).
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  if (fs::equivalent(a, b, ec) && !ec) return true;
+  const fs::path ca = fs::weakly_canonical(a, ec);
+  if (ec) return false;
+  const fs::path cb = fs::weakly_canonical(b, ec);
+  return !ec && ca == cb;
+}
+
+// Refused before any checkpoint is loaded: writing the average over one of its inputs
+// would replace a checkpoint of the run by the average.
+void check_paths(const std::vector<std::string>& inputs, const std::string& output) {
+  std::error_code ec;
+  for (const auto& input : inputs)
+    if (fs::is_directory(input, ec))
+      throw Error(input +
+                  ": is a directory; give checkpoint files, or one directory with "
+                  "--num-epoch-checkpoints or --num-update-checkpoints");
+  if (fs::is_directory(output, ec)) throw Error(output + ": is a directory; --output is the file to write");
+  for (const auto& input : inputs)
+    if (same_file(input, output))
+      throw Error("--output " + output + " is also one of the --inputs (" + input +
+                  "); write the average to a new file");
+}
+
 // What makes two checkpoints averageable: the same task, the same data (dictionaries)
 // and the same model (every model.* key of the resolved recipes). Schedule keys may
 // differ: a resumed run that raised max_update still averages with its earlier
@@ -52,6 +79,7 @@ std::string model_difference(const LoadedModel& a, const LoadedModel& b) {
 
 void average_checkpoints(const std::vector<std::string>& inputs, const std::string& output) {
   if (inputs.empty()) throw Error("no checkpoints to average");
+  check_paths(inputs, output);
   checkpoint::CheckpointReader first(inputs[0]);
   const LoadedModel average = load_model(first);
   torch::NoGradGuard no_grad;

@@ -17,7 +17,8 @@ std::vector<std::string> last_checkpoints(const std::string& dir, int64_t count,
 
 // Averages `inputs` into `output` (written atomically). Throws csan::Error naming the
 // file for a missing or corrupt input, or one of another task, model or vocabulary
-// (schedule settings such as max_update may differ).
+// (schedule settings such as max_update may differ), a directory, and an output that is
+// one of the inputs (checked before anything is loaded).
 void average_checkpoints(const std::vector<std::string>& inputs, const std::string& output);
 
 }  // namespace csan::tasks

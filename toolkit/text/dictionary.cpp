@@ -64,6 +64,7 @@ Dictionary Dictionary::load(const std::string& path) { return parse(read_file(pa
 
 Dictionary Dictionary::parse(std::string_view contents, const std::string& origin) {
   Dictionary dict;
+  dict.origin_ = origin;
   long line_number = 0;
   while (!contents.empty()) {
     size_t end = contents.find('\n');
@@ -98,10 +99,15 @@ Dictionary Dictionary::parse(std::string_view contents, const std::string& origi
 
 std::string Dictionary::to_text() const {
   std::string out;
+  // A symbol listed again (loaded with #fairseq:overwrite) keeps its flag, or the saved
+  // file would not load back: parse() refuses a plain duplicate, as fairseq does.
+  std::unordered_map<std::string_view, bool> seen;
+  for (int i = 0; i < nspecial_; ++i) seen[symbols_[i]] = true;
   for (int i = nspecial_; i < size(); ++i) {
     out += symbols_[i];
     out += ' ';
     out += std::to_string(counts_[i]);
+    if (!seen.emplace(symbols_[i], true).second) out += std::string(" ") + kOverwriteFlag;
     out += '\n';
   }
   return out;
@@ -159,26 +165,22 @@ int Dictionary::index(std::string_view word) const {
   return found == indices_.end() ? unk() : found->second;
 }
 
-bool Dictionary::contains(std::string_view word) const {
-  return indices_.count(lookup_key(word)) != 0;
-}
+bool Dictionary::contains(std::string_view word) const { return indices_.count(lookup_key(word)) != 0; }
 
 const std::string& Dictionary::symbol(int index) const {
   if (index < 0 || index >= size())
-    throw Error("dictionary index " + std::to_string(index) + " out of range (size " +
-                std::to_string(size()) + ")");
+    throw Error((origin_.empty() ? "" : origin_ + ": ") + "token id " + std::to_string(index) +
+                " is not in the dictionary (" + std::to_string(size()) + " entries)");
   return symbols_[index];
 }
 
-void Dictionary::append_piece(std::string_view piece, std::vector<int32_t>& ids,
-                              int64_t* unknown) const {
+void Dictionary::append_piece(std::string_view piece, std::vector<int32_t>& ids, int64_t* unknown) const {
   int id = index(piece);
   if (unknown && id == unk() && piece != symbols_[unk()]) ++*unknown;
   ids.push_back(id);
 }
 
-std::vector<int32_t> Dictionary::encode_line(std::string_view line, bool append_eos,
-                                             int64_t* unknown) const {
+std::vector<int32_t> Dictionary::encode_line(std::string_view line, bool append_eos, int64_t* unknown) const {
   std::vector<int32_t> ids;
   size_t i = 0;
   while (i < line.size()) {

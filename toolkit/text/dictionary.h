@@ -22,7 +22,8 @@ class Dictionary {
   // Same, from the file's contents (checkpoints embed dictionaries); `origin` names it
   // in errors.
   static Dictionary parse(std::string_view contents, const std::string& origin);
-  // The dict.txt text: every non-special symbol with its count, in index order.
+  // The dict.txt text: every non-special symbol with its count, in index order (a repeated
+  // symbol with #fairseq:overwrite, so that the text parses back to this dictionary).
   std::string to_text() const;
   // Writes to_text() atomically.
   void save(const std::string& path) const;
@@ -38,6 +39,7 @@ class Dictionary {
   // Index of `word`, or unk() if absent.
   int index(std::string_view word) const;
   bool contains(std::string_view word) const;
+  // Throws csan::Error naming the dictionary's file for an index outside [0, size()).
   const std::string& symbol(int index) const;
   int64_t count(int index) const { return counts_.at(index); }
   int size() const { return static_cast<int>(symbols_.size()); }
@@ -51,21 +53,19 @@ class Dictionary {
   // Splits `line` on ASCII whitespace and maps each piece to its index (unk() when
   // absent), appending eos() if asked. `unknown`, when given, counts pieces replaced by
   // unk() (a literal "<unk>" piece is not counted, as in fairseq).
-  std::vector<int32_t> encode_line(std::string_view line, bool append_eos = true,
-                                   int64_t* unknown = nullptr) const;
+  std::vector<int32_t> encode_line(std::string_view line, bool append_eos = true, int64_t* unknown = nullptr) const;
   std::vector<int32_t> encode(const std::vector<std::string>& pieces, bool append_eos = true,
                               int64_t* unknown = nullptr) const;
   // The symbols of `ids` joined by spaces; stops at the first eos() and drops pad() and
   // bos() when skip_special is set.
   std::string to_string(const std::vector<int64_t>& ids, bool skip_special = true) const;
 
-  bool operator==(const Dictionary& other) const {
-    return symbols_ == other.symbols_ && counts_ == other.counts_;
-  }
+  bool operator==(const Dictionary& other) const { return symbols_ == other.symbols_ && counts_ == other.counts_; }
 
  private:
   void append_piece(std::string_view piece, std::vector<int32_t>& ids, int64_t* unknown) const;
 
+  std::string origin_;  // the file (or checkpoint) it was parsed from, for messages
   std::vector<std::string> symbols_;
   std::vector<int64_t> counts_;
   std::unordered_map<std::string, int> indices_;

@@ -23,8 +23,7 @@ namespace {
 
 class VectorsIterator : public sentencepiece::SentenceIterator {
  public:
-  explicit VectorsIterator(std::vector<const std::string*> sentences)
-      : sentences_(std::move(sentences)) {}
+  explicit VectorsIterator(std::vector<const std::string*> sentences) : sentences_(std::move(sentences)) {}
   bool done() const override { return next_ >= sentences_.size(); }
   void Next() override { ++next_; }
   const std::string& value() const override { return *sentences_[next_]; }
@@ -58,8 +57,7 @@ std::vector<size_t> sample_indices(size_t total, int64_t size, uint64_t seed) {
   return indices;
 }
 
-SentencePieceModel::SentencePieceModel(std::string bytes, const std::string& origin)
-    : bytes_(std::move(bytes)) {
+SentencePieceModel::SentencePieceModel(std::string bytes, const std::string& origin) : bytes_(std::move(bytes)) {
   quiet_library();
   auto processor = std::make_shared<sentencepiece::SentencePieceProcessor>();
   auto status = processor->LoadFromSerializedProto(bytes_);
@@ -67,14 +65,12 @@ SentencePieceModel::SentencePieceModel(std::string bytes, const std::string& ori
   processor_ = std::move(processor);
 }
 
-SentencePieceModel SentencePieceModel::train(
-    const std::vector<const std::vector<std::string>*>& sentences,
-    const SentencePieceTrainOptions& options) {
+SentencePieceModel SentencePieceModel::train(const std::vector<const std::vector<std::string>*>& sentences,
+                                             const SentencePieceTrainOptions& options) {
   quiet_library();
   static const char* const kTypes[] = {"unigram", "bpe", "char", "word"};
   if (std::find(std::begin(kTypes), std::end(kTypes), options.model_type) == std::end(kTypes))
-    throw Error::for_key("spm-model-type",
-                         "'" + options.model_type + "' is not one of unigram, bpe, char, word");
+    throw Error::for_key("spm-model-type", "'" + options.model_type + "' is not one of unigram, bpe, char, word");
   if (options.vocab_size < 5) throw Error::for_key("spm-vocab-size", "must be at least 5");
   if (!(options.character_coverage > 0 && options.character_coverage <= 1))
     throw Error::for_key("spm-character-coverage", "must be in (0, 1]");
@@ -83,13 +79,15 @@ SentencePieceModel SentencePieceModel::train(
   for (const auto* corpus : sentences)
     for (const auto& s : *corpus) all.push_back(&s);
   std::vector<const std::string*> chosen;
-  for (size_t i : sample_indices(all.size(), options.input_sentence_size, options.seed))
-    chosen.push_back(all[i]);
+  for (size_t i : sample_indices(all.size(), options.input_sentence_size, options.seed)) chosen.push_back(all[i]);
   if (chosen.empty()) throw Error("cannot train a SentencePiece model on no sentences");
+  // SentencePiece's trainer ends the process (LOG(FATAL)) when it finds no character.
+  auto has_text = [](const std::string* s) { return s->find_first_not_of(" \t\n\r\f\v") != std::string::npos; };
+  if (std::none_of(chosen.begin(), chosen.end(), has_text))
+    throw Error("cannot train a SentencePiece model: every training sentence is empty or whitespace");
 
   sentencepiece::SetRandomGeneratorSeed(static_cast<unsigned>(options.seed % 0xFFFFFFFFu));
-  std::string args = "--model_type=" + options.model_type +
-                     " --vocab_size=" + std::to_string(options.vocab_size) +
+  std::string args = "--model_type=" + options.model_type + " --vocab_size=" + std::to_string(options.vocab_size) +
                      " --character_coverage=" + std::to_string(options.character_coverage) +
                      " --num_threads=1 --input_sentence_size=0 --shuffle_input_sentence=false";
   VectorsIterator iterator(std::move(chosen));
@@ -99,8 +97,8 @@ SentencePieceModel SentencePieceModel::train(
     const std::string message = status.ToString();
     // The usual cause: more pieces requested than the text can give.
     if (message.find("Vocabulary size") != std::string::npos)
-      throw Error::for_key("spm-vocab-size", std::to_string(options.vocab_size) +
-                                                 " is too large for this training text: " + message);
+      throw Error::for_key("spm-vocab-size",
+                           std::to_string(options.vocab_size) + " is too large for this training text: " + message);
     throw Error("SentencePiece training failed: " + message);
   }
   return SentencePieceModel(std::move(model), "trained model");

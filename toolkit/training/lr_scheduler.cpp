@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "toolkit/core/error.h"
+#include "toolkit/training/training_options.h"
 
 namespace csan::training {
 
@@ -101,8 +102,9 @@ void declare_lr_scheduler_options(core::ConfigSchema& schema) {
   schema.add_string("lr_scheduler.name", "inverse_sqrt", "learning-rate schedule", lr_scheduler_registry().names());
   schema.add_int("lr_scheduler.warmup_updates", 0, "linear warm-up updates", 0);
   schema.add_double("lr_scheduler.warmup_init_lr", -1.0,
-                    "rate at update 0 of the warm-up (-1: 0 for inverse_sqrt, min_lr for cosine)", -1.0);
-  schema.add_double("lr_scheduler.min_lr", 0.0, "cosine: lowest rate", 0.0);
+                    "rate at update 0 of the warm-up (-1: 0 for inverse_sqrt, min_lr for cosine)", -1.0,
+                    kMaxFloatOption);
+  schema.add_double("lr_scheduler.min_lr", 0.0, "cosine: lowest rate", 0.0, kMaxFloatOption);
   schema.add_int("lr_scheduler.period_updates", -1, "cosine: updates per cycle (-1: max_update - warmup)", -1);
   schema.add_double("lr_scheduler.t_mult", 1.0, "cosine: period growth factor per restart", 1.0);
   schema.add_double("lr_scheduler.lr_shrink", 0.1, "cosine: peak shrink factor per restart", 0.0, 1.0);

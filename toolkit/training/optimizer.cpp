@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "toolkit/core/error.h"
+#include "toolkit/training/training_options.h"
 
 namespace csan::training {
 
@@ -40,8 +41,9 @@ core::Registry<OptimizerFactory>& optimizer_registry() {
 void declare_optimizer_options(core::ConfigSchema& schema) {
   schema.add_string("optimizer.name", "adam", "optimizer", optimizer_registry().names());
   schema.add_double_list("optimizer.adam_betas", std::vector<double>{0.9, 0.999}, "Adam betas", 0.0, 1.0);
-  schema.add_double("optimizer.adam_eps", 1e-8, "Adam epsilon", 0.0);
-  schema.add_double("optimizer.weight_decay", 0.0, "weight decay (L2 for adam, decoupled for adamw)", 0.0);
+  schema.add_double("optimizer.adam_eps", 1e-8, "Adam epsilon", 0.0, kMaxFloatOption);
+  schema.add_double("optimizer.weight_decay", 0.0, "weight decay (L2 for adam, decoupled for adamw)", 0.0,
+                    kMaxFloatOption);
 }
 
 std::unique_ptr<torch::optim::Optimizer> build_optimizer(std::vector<torch::Tensor> params, const core::Config& cfg) {

@@ -4,6 +4,7 @@
 #include "toolkit/training/optimizer.h"
 #include "toolkit/training/precision_autocast.h"
 #include "toolkit/training/precision_master_weights.h"
+#include "toolkit/training/training_options.h"
 
 namespace csan::training {
 
@@ -41,7 +42,7 @@ void declare_precision_options(core::ConfigSchema& s) {
                "numeric precision: fp32; bf16 (autocast, CPU or GPU); fp16 (fp16 model + fp32 master weights, "
                "loss scaling, CUDA); amp (fp16 autocast + loss scaling, CUDA)",
                {"fp32", "fp16", "bf16", "amp"});
-  s.add_double("common.fp16_init_scale", 128.0, "initial loss scale (fp16, amp)", 1e-30);
+  s.add_double("common.fp16_init_scale", 128.0, "initial loss scale (fp16, amp)", 1e-30, kMaxFloatOption);
   s.add_int("common.fp16_scale_window", std::nullopt,
             "clean updates before the loss scale doubles (default: 2^14 / world size / update_freq)", 1);
   s.add_double("common.fp16_scale_tolerance", 0.0,
@@ -57,8 +58,8 @@ LossScalerOptions loss_scaler_options(const core::Config& cfg, int64_t data_para
     scaler.scale_window = cfg.get<int64_t>("common.fp16_scale_window");
   } else {
     const int64_t update_freq = cfg.has("optimization.update_freq") ? cfg.get<int64_t>("optimization.update_freq") : 1;
-    scaler.scale_window = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, data_parallel_size) /
-                                                   std::max<int64_t>(1, update_freq));
+    scaler.scale_window = std::max<int64_t>(
+        1, (int64_t{1} << 14) / std::max<int64_t>(1, data_parallel_size) / std::max<int64_t>(1, update_freq));
   }
   scaler.tolerance = cfg.get<double>("common.fp16_scale_tolerance");
   scaler.min_loss_scale = cfg.get<double>("common.min_loss_scale");

@@ -21,11 +21,11 @@ void declare_training_options(core::ConfigSchema& s) {
   s.add_int("dataset.validate_interval_updates", 0, "also validate every N updates (0: off)", 0);
   s.add_bool("dataset.disable_validation", false, "never validate");
 
-  s.add_double("optimization.lr", 5e-4, "peak learning rate", 0.0);
+  s.add_double("optimization.lr", 5e-4, "peak learning rate", 0.0, kMaxFloatOption);
   s.add_int("optimization.max_epoch", 0, "stop after this epoch (0: no limit)", 0);
   s.add_int("optimization.max_update", 0, "stop after this many updates (0: no limit)", 0);
   s.add_int("optimization.update_freq", 1, "micro-batches accumulated per update", 1);
-  s.add_double("optimization.clip_norm", 0.0, "clip gradients to this L2 norm (0: off)", 0.0);
+  s.add_double("optimization.clip_norm", 0.0, "clip gradients to this L2 norm (0: off)", 0.0, kMaxFloatOption);
   s.add_int("optimization.patience", -1, "stop after N validations without improvement (-1: off)", -1);
 
   s.add_string("checkpoint.save_dir", "checkpoints", "where checkpoints and logs go");

@@ -8,6 +8,10 @@
 
 namespace csan::training {
 
+// Rates, epsilons and scales end up in fp32 tensors: a value past float's range is a
+// recipe error naming its key, not an overflow deep inside LibTorch (`--lr 1e300`).
+inline constexpr double kMaxFloatOption = 3.4028234663852886e38;
+
 void declare_training_options(core::ConfigSchema& schema);
 
 }  // namespace csan::training

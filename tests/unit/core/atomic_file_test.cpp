@@ -1,10 +1,14 @@
 #include "toolkit/core/atomic_file.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 
 #include "toolkit/core/error.h"
+#include "toolkit/core/temporary_paths.h"
 
 namespace fs = std::filesystem;
 
@@ -65,6 +69,82 @@ TEST(AtomicDirectory, AbandonedBuildLeavesDestinationUntouched) {
   }
   EXPECT_FALSE(fs::exists(dest / "keep"));
   EXPECT_EQ(csan::read_file((dest / "done").string()), "y");
+}
+
+TEST(ReadFile, DirectoryIsAnErrorNotAnEmptyFile) {
+  fs::path dir = fresh_dir("read_dir");
+  try {
+    csan::read_file(dir.string());
+    FAIL() << "a directory read as a file";
+  } catch (const csan::Error& e) {
+    EXPECT_EQ(std::string(e.what()), dir.string() + ": is a directory, expected a file");
+  }
+}
+
+pid_t dead_pid() {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  ::waitpid(pid, nullptr, 0);
+  return pid;
+}
+
+TEST(StaleTemporaries, OnlyThoseOfDeadProcessesAreRemoved) {
+  fs::path dir = fresh_dir("stale");
+  const std::string dest = (dir / "out").string();
+  const std::string dead = dest + ".tmp." + std::to_string(dead_pid()) + ".4";
+  const std::string live = dest + ".tmp." + std::to_string(::getpid()) + ".0";
+  const std::string unrelated = dest + ".tmp.notapid.0";
+  const std::string other_name = (dir / "outer").string() + ".tmp." + std::to_string(dead_pid()) + ".0";
+  for (const auto& path : {dead, live, unrelated, other_name}) csan::write_file_atomically(path, "x");
+  EXPECT_EQ(csan::remove_stale_temporaries(dest), std::vector<std::string>{dead});
+  EXPECT_FALSE(fs::exists(dead));
+  for (const auto& path : {live, unrelated, other_name}) EXPECT_TRUE(fs::exists(path)) << path;
+}
+
+// A commit killed between moving the old directory aside and putting the new one in
+// place leaves the only copy under DEST.old.tmp.PID.N: it comes back, it is not deleted.
+TEST(StaleTemporaries, OldCopyOfADeadCommitIsRestored) {
+  fs::path dir = fresh_dir("stale_old");
+  const std::string dest = (dir / "out").string();
+  const std::string old = dest + ".old.tmp." + std::to_string(dead_pid()) + ".1";
+  fs::create_directories(old);
+  csan::write_file_atomically(old + "/keep", "1");
+  auto done = csan::remove_stale_temporaries(dest);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(csan::read_file(dest + "/keep"), "1");
+  EXPECT_FALSE(fs::exists(old));
+  // With the new directory in place, a leftover old copy is only removed.
+  fs::create_directories(old);
+  EXPECT_EQ(csan::remove_stale_temporaries(dest), std::vector<std::string>{old});
+  EXPECT_FALSE(fs::exists(old));
+  EXPECT_TRUE(fs::exists(dest + "/keep"));
+}
+
+// The interrupt cleanup runs in a child process: it ends the process.
+TEST(InterruptCleanup, SignalRemovesTemporariesAndExitsWith128PlusSignal) {
+  fs::path dir = fresh_dir("interrupt");
+  const std::string file = (dir / "f.txt").string(), staged = (dir / "d").string();
+  csan::write_file_atomically(file, "old");
+  for (int signal : {SIGTERM, SIGINT}) {
+    const pid_t child = ::fork();
+    if (child == 0) {
+      csan::remove_temporaries_on_interrupt("test");
+      csan::AtomicFile f(file);
+      f.write("new, half written");
+      csan::AtomicDirectory d(staged);
+      csan::write_file_atomically(d.staging() + "/x", "1");
+      ::kill(::getpid(), signal);
+      ::sleep(30);  // the watcher thread exits the process first
+      ::_exit(0);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 128 + signal);
+    // Only the committed file is left, unchanged.
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}), 1);
+    EXPECT_EQ(csan::read_file(file), "old");
+  }
 }
 
 }  // namespace

@@ -51,7 +51,7 @@ TEST(Config, LoadsNestedYamlAsDottedKeysWithDefaults) {
       "model:\n  embed_dim: 256\n  dropout: 0\n  share_all_embeddings: true\n"
       "optimization:\n  lr: [0.001, 0.002]\n  update_freq: 4\n");
   EXPECT_EQ(cfg.get<int64_t>("model.embed_dim"), 256);
-  EXPECT_EQ(cfg.get<int>("model.encoder_layers"), 6);  // declared default
+  EXPECT_EQ(cfg.get<int>("model.encoder_layers"), 6);       // declared default
   EXPECT_DOUBLE_EQ(cfg.get<double>("model.dropout"), 0.0);  // int accepted for a number
   EXPECT_TRUE(cfg.get<bool>("model.share_all_embeddings"));
   EXPECT_EQ(cfg.get<std::vector<double>>("optimization.lr"), (std::vector<double>{0.001, 0.002}));
@@ -119,12 +119,55 @@ TEST(Config, MalformedYamlNamesFileAndLine) {
 
 TEST(Config, KeyGivenTwiceIsAnError) {
   Config cfg(test_schema());
-  EXPECT_EQ(error_of([&] { cfg.load_yaml_string("model:\n  dropout: 0.1\n  embed_dim: 8\n  dropout: 0.3\n", "r.yaml"); }),
-            "r.yaml:4: key 'model.dropout' is given twice (first at r.yaml:2)");
+  EXPECT_EQ(
+      error_of([&] { cfg.load_yaml_string("model:\n  dropout: 0.1\n  embed_dim: 8\n  dropout: 0.3\n", "r.yaml"); }),
+      "r.yaml:4: key 'model.dropout' is given twice (first at r.yaml:2)");
   // A second file may override the first (recipe then a local overlay).
   cfg.load_yaml_string("model:\n  dropout: 0.2\n", "a.yaml");
   cfg.load_yaml_string("model:\n  dropout: 0.4\n", "b.yaml");
   EXPECT_DOUBLE_EQ(cfg.get<double>("model.dropout"), 0.4);
+}
+
+// yaml-cpp hands both entries of a repeated section to the walker; merging them would
+// silently accept the two halves of a recipe pasted together.
+TEST(Config, SectionGivenTwiceIsAnError) {
+  Config cfg(test_schema());
+  EXPECT_EQ(error_of([&] { cfg.load_yaml_string("model:\n  dropout: 0.1\nmodel:\n  embed_dim: 8\n", "r.yaml"); }),
+            "r.yaml:3: key 'model' is given twice (first at r.yaml:1)");
+  EXPECT_EQ(error_of([&] { cfg.load_yaml_string("{model: {dropout: 0.1}, model: {dropout: 0.2}}", "r.yaml"); }),
+            "r.yaml:1: key 'model' is given twice (first at r.yaml:1)");
+}
+
+// Found by fuzzing: yaml-cpp writes invalid UTF-8 in a quoted string back as U+FFFD, so
+// the recipe stored in a checkpoint would differ from the one given.
+TEST(Config, StringsMustBeValidUtf8) {
+  Config cfg(test_schema());
+  EXPECT_EQ(error_of([&] { cfg.load_yaml_string("checkpoint:\n  save_dir: \"ab\x97\"\n", "r.yaml"); }),
+            "r.yaml:2: key 'checkpoint.save_dir': the value is not valid UTF-8");
+  EXPECT_EQ(error_of([&] { cfg.apply_override("checkpoint.save_dir=caf\xe9"); }),
+            "--set checkpoint.save_dir: the value is not valid UTF-8");
+  // Not read as UTF-16 because it starts with a byte-order mark.
+  EXPECT_EQ(error_of([&] { cfg.apply_override(std::string("checkpoint.save_dir=\xfe\xff\x00a", 24)); }),
+            "--set checkpoint.save_dir: the value is not valid UTF-8");
+  EXPECT_EQ(error_of([&] { cfg.load_yaml_string("checkpoint:\n  save_dir: \"a\xef\xbf\xbf\"\n", "r.yaml"); }),
+            "r.yaml:2: key 'checkpoint.save_dir': the value holds the Unicode noncharacter U+FFFF");
+  EXPECT_EQ(error_of([&] { cfg.apply_override("checkpoint.save_dir=\xef\xb7\x90"); }),
+            "--set checkpoint.save_dir: key 'checkpoint.save_dir': the value holds the Unicode noncharacter U+FDD0");
+  // A CR left by Windows line endings; it did not survive to_yaml() at the end of a value.
+  EXPECT_EQ(error_of([&] { cfg.apply_override("checkpoint.save_dir=out\r"); }),
+            "--set checkpoint.save_dir: key 'checkpoint.save_dir': the value holds the control character U+000D");
+  EXPECT_EQ(error_of([&] { cfg.load_yaml_string("checkpoint:\n  save_dir: \"a\\x16b\"\n", "r.yaml"); }),
+            "r.yaml:2: key 'checkpoint.save_dir': the value holds the control character U+0016");
+  cfg.apply_override("checkpoint.save_dir=caf\xc3\xa9 \xe2\x80\xa8\xef\xbb\xbf");  // é, U+2028, U+FEFF are text
+  EXPECT_EQ(cfg.get<std::string>("checkpoint.save_dir"), "caf\xc3\xa9 \xe2\x80\xa8\xef\xbb\xbf");
+}
+
+TEST(Config, EmptyRecipeIsAnError) {
+  Config cfg(test_schema());
+  auto path = write_temp("csan_cfg_empty.yaml", "");
+  EXPECT_EQ(error_of([&] { cfg.load_file(path); }), path + ": the recipe is empty (expected a mapping of keys)");
+  EXPECT_EQ(error_of([&] { cfg.load_yaml_string("# only a comment\n", "r.yaml"); }),
+            "r.yaml: the recipe is empty (expected a mapping of keys)");
 }
 
 TEST(Config, OverridesParseYamlValues) {
@@ -144,8 +187,7 @@ TEST(Config, OverridesParseYamlValues) {
 
 TEST(Config, BadOverridesAreErrors) {
   Config cfg(test_schema());
-  EXPECT_EQ(error_of([&] { cfg.apply_override("model.embed_dim"); }),
-            "--set 'model.embed_dim': expected KEY=VALUE");
+  EXPECT_EQ(error_of([&] { cfg.apply_override("model.embed_dim"); }), "--set 'model.embed_dim': expected KEY=VALUE");
   EXPECT_EQ(error_of([&] { cfg.apply_override("model.embed_dimm=3"); }),
             "--set: unknown key 'model.embed_dimm' (did you mean 'model.embed_dim'?)");
   EXPECT_EQ(error_of([&] { cfg.apply_override("model.encoder_layers=many"); }),

@@ -1,6 +1,7 @@
 #include "toolkit/data/preprocess.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -142,8 +143,8 @@ TEST(Preprocess, RerunWithSameSettingsReplacesAndDifferentSettingsAreRefused) {
     preprocess(changed);
     FAIL() << "different settings accepted";
   } catch (const csan::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("different settings (spm_vocab_size: 200 there, 150 now)"),
-              std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("different settings (spm_vocab_size: 200 there, 150 now)"), std::string::npos)
+        << e.what();
   }
   EXPECT_TRUE(directory_contents(o.destdir) == before);
   // Nothing but the destination itself is left beside it.
@@ -185,8 +186,12 @@ TEST(Preprocess, LengthFiltersDropTrainingPairsOnly) {
     preprocess(everything);
     FAIL();
   } catch (const csan::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("training set is empty after filtering (2000 lines read; removed 2000 shorter than --min-len 1000"),
-              std::string::npos) << e.what();
+    // Names the training files, then what the filters did.
+    EXPECT_NE(std::string(e.what()).find("/train.src, "), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(": no training pair is left after filtering (2000 lines read; removed 2000 "
+                                         "shorter than --min-len 1000"),
+              std::string::npos)
+        << e.what();
   }
   EXPECT_FALSE(fs::exists(everything.destdir));
 }
@@ -257,6 +262,88 @@ TEST(Preprocess, BadInputsNameTheProblem) {
   auto no_target = base_options("no_target");
   no_target.target_lang.clear();
   EXPECT_EQ(message_of(no_target), "key 'target-lang': is required unless --only-source is given");
+}
+
+std::string message_of(const PreprocessOptions& o) {
+  try {
+    preprocess(o);
+  } catch (const csan::Error& e) {
+    return std::string(e.what());
+  }
+  return std::string("no error");
+}
+
+// Counts that fairseq would silently read as "all" (or as nothing) are refused, each
+// naming its own option.
+TEST(Preprocess, NegativeCountsNameTheirOption) {
+  auto o = base_options("negative");
+  auto with = [&](auto change) {
+    PreprocessOptions changed = o;
+    change(changed);
+    return message_of(changed);
+  };
+  EXPECT_EQ(with([](auto& c) { c.nwordssrc = -7; }),
+            "key 'nwordssrc': must be -1 (keep all) or a positive count, got -7");
+  EXPECT_EQ(with([](auto& c) { c.nwordstgt = 0; }),
+            "key 'nwordstgt': must be -1 (keep all) or a positive count, got 0");
+  EXPECT_EQ(with([](auto& c) { c.thresholdsrc = -2; }), "key 'thresholdsrc': must not be negative");
+  EXPECT_EQ(with([](auto& c) { c.thresholdtgt = -1; }), "key 'thresholdtgt': must not be negative");
+  EXPECT_EQ(with([](auto& c) { c.filter.min_len = -1; }), "key 'min-len': must not be negative");
+  EXPECT_EQ(with([](auto& c) { c.filter.max_len = -3; }), "key 'max-len': must not be negative (0: no limit)");
+  EXPECT_EQ(with([](auto& c) { c.filter.max_len_ratio = -2; }),
+            "key 'max-len-ratio': must not be negative (0: no limit)");
+  EXPECT_EQ(with([](auto& c) { c.spm.input_sentence_size = -4; }),
+            "key 'spm-input-sentence-size': must not be negative (0: all sentences)");
+  EXPECT_FALSE(fs::exists(o.destdir));
+  // -1 (the documented "all") still works.
+  PreprocessOptions all = o;
+  all.nwordssrc = -1;
+  all.validpref.clear();
+  all.testpref.clear();
+  EXPECT_NO_THROW(preprocess(all));
+}
+
+TEST(Preprocess, EmptyCorpusNamesItsFiles) {
+  const fs::path raw = work_dir() / "empty_raw";
+  fs::create_directories(raw);
+  csan::write_file_atomically((raw / "none.src").string(), "");
+  csan::write_file_atomically((raw / "none.tgt").string(), "");
+  csan::write_file_atomically((raw / "blank.src").string(), " \n\n\t\n");
+  csan::write_file_atomically((raw / "blank.tgt").string(), "a\nb\nc\n");
+  const std::string none = (raw / "none").string(), blank = (raw / "blank").string();
+
+  auto empty_train = base_options("empty_train");
+  empty_train.trainpref = {none};
+  EXPECT_EQ(message_of(empty_train), none + ".src, " + none + ".tgt: the train split has no lines");
+  auto blank_train = base_options("blank_train");
+  blank_train.trainpref = {blank};
+  EXPECT_EQ(message_of(blank_train), blank + ".src: the train split has only empty lines");
+  auto empty_valid = base_options("empty_valid");
+  empty_valid.validpref = {none};
+  EXPECT_EQ(message_of(empty_valid), none + ".src, " + none + ".tgt: the valid split has no lines");
+  for (const auto* o : {&empty_train, &blank_train, &empty_valid}) EXPECT_FALSE(fs::exists(o->destdir));
+}
+
+// A run killed with SIGKILL (or a crashed machine) leaves DEST.tmp.PID.N behind; the next
+// run into DEST removes it, but never the temporaries of a run still going.
+TEST(Preprocess, RemovesLeftoversOfDeadRunsOnly) {
+  auto o = base_options("leftovers");
+  o.validpref.clear();
+  o.testpref.clear();
+  const pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ::waitpid(dead, nullptr, 0);
+  const std::string of_dead = o.destdir + ".tmp." + std::to_string(dead) + ".0";
+  const std::string of_live = o.destdir + ".tmp." + std::to_string(::getpid()) + ".77";
+  fs::create_directories(of_dead + "/sub");
+  csan::write_file_atomically(of_dead + "/sub/train.src-tgt.src.bin", "partial");
+  fs::create_directories(of_live);
+  auto summary = preprocess(o);
+  EXPECT_FALSE(fs::exists(of_dead));
+  EXPECT_TRUE(fs::exists(of_live));
+  ASSERT_EQ(summary.removed_temporaries, std::vector<std::string>{of_dead});
+  EXPECT_NE(summary.format().find("removed the leftover of an interrupted run: " + of_dead), std::string::npos);
+  fs::remove_all(of_live);
 }
 
 }  // namespace

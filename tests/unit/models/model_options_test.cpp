@@ -94,7 +94,7 @@ TEST(ModelOptions, ResolvedRecipesReadBackToTheSameRecipe) {
 TEST(ModelOptions, SharedPresetsComeFromOnePlace) {
   for (const std::string size : {"tiny", "base", "big"}) {
     const auto& dims = models::transformer_size(size);
-    for (const std::string arch : {"transformer_" + size, "csan1d_" + size, "csan2d_" + size}) {
+    for (const std::string& arch : {"transformer_" + size, "csan1d_" + size, "csan2d_" + size}) {
       const auto& preset = models::arch_registry().get(arch).preset;
       for (const auto& [key, value] : dims) {
         ASSERT_TRUE(preset.count(key)) << arch << " lacks " << key;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "sacrebleu_vectors.h"
 #include "toolkit/core/error.h"
 #include "toolkit/scoring/chrf.h"
@@ -11,7 +13,6 @@
 
 namespace csan::scoring {
 namespace {
-
 
 const nlohmann::json& vectors() {
   static const nlohmann::json json = testing::load_vectors("tokenizers.json")["vectors"];
@@ -28,8 +29,7 @@ TEST(Tokenizers, BleuTokenizersMatchSacrebleu) {
   for (const auto& vector : vectors()) {
     std::u32string input = to_u32(vector["input"].get<std::string>());
     for (const auto& [name, tokenize] : tokenizers) {
-      EXPECT_EQ(utf8_of(tokenize(input)), vector[name].get<std::string>())
-          << name << " on " << vector["input"];
+      EXPECT_EQ(utf8_of(tokenize(input)), vector[name].get<std::string>()) << name << " on " << vector["input"];
     }
     auto none = make_tokenizer("none");
     EXPECT_EQ(utf8_of((*none)(input)), vector["none"].get<std::string>());
@@ -68,14 +68,10 @@ TEST(Tokenizers, TerNormaliserMatchesSacrebleu) {
   };
   // Option sets named as in tokenizers.json.
   const Variant variants[] = {
-      {"ter_default", {false, false, false, false}},
-      {"ter_case_sensitive", {true, false, false, false}},
-      {"ter_normalized", {false, true, false, false}},
-      {"ter_normalized_cs", {true, true, false, false}},
-      {"ter_normalized_asian", {false, true, false, true}},
-      {"ter_no_punct", {false, false, true, false}},
-      {"ter_no_punct_asian", {false, false, true, true}},
-      {"ter_all", {true, true, true, true}},
+      {"ter_default", {false, false, false, false}},        {"ter_case_sensitive", {true, false, false, false}},
+      {"ter_normalized", {false, true, false, false}},      {"ter_normalized_cs", {true, true, false, false}},
+      {"ter_normalized_asian", {false, true, false, true}}, {"ter_no_punct", {false, false, true, false}},
+      {"ter_no_punct_asian", {false, false, true, true}},   {"ter_all", {true, true, true, true}},
   };
   for (const auto& vector : vectors()) {
     std::u32string input = to_u32(vector["input"].get<std::string>());
@@ -115,6 +111,14 @@ TEST(Tokenizers, UnknownOrModelLessTokenizerIsAnError) {
   unsetenv("SACREBLEU");
   EXPECT_THROW(make_tokenizer("spm", "/nonexistent/model.spm"), Error);
   EXPECT_EQ(make_tokenizer("13a")->signature(), "13a");
+  // A directory given as the model: named, not SentencePiece's "basic_filebuf::underflow".
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  try {
+    make_tokenizer("spm", dir);
+    FAIL() << "a directory as the model must fail";
+  } catch (const Error& error) {
+    EXPECT_EQ(std::string(error.what()), dir + ": is a directory, expected a file");
+  }
 }
 
 }  // namespace
@@ -136,8 +140,7 @@ TEST(Tokenizers, StreamingPassesEqualSeparatePasses) {
     std::u32string text;
     size_t length = next() % 12;
     for (size_t k = 0; k < length; ++k) text.push_back(alphabet[next() % alphabet.size()]);
-    ASSERT_EQ(mteval_punctuation_steps<char32_t>(text), mteval_punctuation_passes<char32_t>(text))
-        << to_utf8(text);
+    ASSERT_EQ(mteval_punctuation_steps<char32_t>(text), mteval_punctuation_passes<char32_t>(text)) << to_utf8(text);
     std::string utf8 = to_utf8(text);
     ASSERT_EQ(mteval_punctuation_steps<char>(utf8), mteval_punctuation_passes<char>(utf8)) << utf8;
     // Whole 13a (with its folded split-and-join on ASCII-only whitespace) against the

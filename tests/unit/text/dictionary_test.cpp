@@ -71,9 +71,16 @@ TEST(Dictionary, FinalizeWithoutPadding) {
 
 TEST(Dictionary, TiesAreInCodePointOrder) {
   // U+00E9 sorts after 'z' by code point (and by UTF-8 bytes), as in Python's sorted().
-  Dictionary d = counted({{"\xC3\xA9", 2}, {"z", 2}, {"Z", 2}, {"\xE2\x96\x81" "a", 2}});
+  Dictionary d = counted({{"\xC3\xA9", 2},
+                          {"z", 2},
+                          {"Z", 2},
+                          {"\xE2\x96\x81"
+                           "a",
+                           2}});
   d.finalize(-1, -1, 8);
-  EXPECT_EQ(d.to_text(), "Z 2\nz 2\n\xC3\xA9 2\n\xE2\x96\x81" "a 2\n");
+  EXPECT_EQ(d.to_text(),
+            "Z 2\nz 2\n\xC3\xA9 2\n\xE2\x96\x81"
+            "a 2\n");
 }
 
 TEST(Dictionary, SaveLoadRoundTrip) {
@@ -126,12 +133,33 @@ TEST(Dictionary, LoadErrorsNameFileAndLine) {
   EXPECT_THROW(Dictionary::load(temp_file("missing.txt")), csan::Error);
 }
 
+// csan-preprocess saves a --srcdict it was given; one with an overwritten symbol must
+// load again (it used to be written as a plain duplicate, which parse() refuses).
+TEST(Dictionary, OverwrittenSymbolsSurviveSaveAndLoad) {
+  Dictionary d = Dictionary::parse("a 5\nb 3\na 2 #fairseq:overwrite\n<unk> 1 #fairseq:overwrite\n", "d.txt");
+  EXPECT_EQ(d.to_text(), "a 5\nb 3\na 2 #fairseq:overwrite\n<unk> 1 #fairseq:overwrite\n");
+  Dictionary back = Dictionary::parse(d.to_text(), "saved");
+  EXPECT_EQ(back, d);
+  EXPECT_EQ(back.index("a"), 6);
+}
+
+// An id from a .bin made with another dictionary: the message names this dictionary.
+TEST(Dictionary, OutOfRangeIdNamesTheDictionaryFile) {
+  Dictionary d = Dictionary::parse("a 1\nb 1\n", "data/dict.de.txt");
+  try {
+    d.symbol(6);
+    FAIL();
+  } catch (const csan::Error& e) {
+    EXPECT_EQ(std::string(e.what()), "data/dict.de.txt: token id 6 is not in the dictionary (6 entries)");
+  }
+  EXPECT_THROW(d.symbol(-1), csan::Error);
+}
+
 TEST(Dictionary, EncodeLineAppendsEosAndCountsUnknowns) {
   Dictionary d = counted({{"a", 2}, {"b", 1}});
   d.finalize(-1, -1, 1);
   int64_t unknown = 0;
-  EXPECT_EQ(d.encode_line("  a b\tzz <unk> a ", true, &unknown),
-            (std::vector<int32_t>{4, 5, 3, 3, 4, 2}));
+  EXPECT_EQ(d.encode_line("  a b\tzz <unk> a ", true, &unknown), (std::vector<int32_t>{4, 5, 3, 3, 4, 2}));
   EXPECT_EQ(unknown, 1);  // a literal <unk> is not a replacement
   EXPECT_EQ(d.encode_line("b", false), (std::vector<int32_t>{5}));
   EXPECT_EQ(d.encode_line(""), (std::vector<int32_t>{2}));

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -284,6 +285,34 @@ TEST(Checkpoint, TruncatedOrCorruptFilesGiveAClearError) {
 
   EXPECT_NE(error_of([&] { CheckpointReader r(temp_path("missing.pt")); }).find("no such checkpoint"),
             std::string::npos);
+}
+
+// A crafted file behind a valid checksum: a string in the archive's pickle claims 3 GB.
+// LibTorch would allocate and clear that much before finding the file short; the reader
+// refuses it first, naming the record.
+TEST(Checkpoint, CraftedLengthInsideTheArchiveIsRefusedBeforeLibTorchReadsIt) {
+  auto trainer = make_trainer(3, 0.0);
+  const auto path = temp_path("crafted-source.pt");
+  save(trainer, path);
+  std::string archive;
+  {
+    std::ifstream in(path, std::ios::binary);
+    archive.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  archive.resize(archive.size() - 24);  // the trailer
+  // The first BINUNICODE ('X', 4-byte length) of data.pkl, found after its local header.
+  const size_t record = archive.find("data.pkl");
+  ASSERT_NE(record, std::string::npos);
+  const size_t opcode = archive.find('X', record);
+  ASSERT_NE(opcode, std::string::npos);
+  const uint32_t huge = 3'000'000'000u;
+  std::memcpy(&archive[opcode + 1], &huge, 4);
+  append_trailer(archive);
+  const auto crafted = temp_path("crafted.pt");
+  std::ofstream(crafted, std::ios::binary).write(archive.data(), static_cast<std::streamsize>(archive.size()));
+  const std::string message = error_of([&] { CheckpointReader r(crafted); });
+  EXPECT_NE(message.find(crafted + ": corrupt ("), std::string::npos) << message;
+  EXPECT_NE(message.find("data.pkl: a pickle asks for 3000000000 bytes"), std::string::npos) << message;
 }
 
 }  // namespace

@@ -1,0 +1,13 @@
+#include "../fuzz_targets.h"
+
+namespace csan::fuzz {
+
+const std::vector<NamedTarget>& all_targets() {
+  static const std::vector<NamedTarget> targets{
+      {"recipe", recipe},       {"dictionary", dictionary},     {"indexed_dataset", indexed_dataset},
+      {"text_file", text_file}, {"score_inputs", score_inputs}, {"tokenizers", tokenizers},
+  };
+  return targets;
+}
+
+}  // namespace csan::fuzz
