@@ -3,6 +3,7 @@
 #include <boost/program_options.hpp>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "toolkit/core/allocator_tuning.h"
 #include "toolkit/core/checked_output.h"
@@ -36,7 +37,13 @@ int generate_main(int argc, char** argv) {
       "raw input lines read before translating (default: --batch-size)")(
       "output-format", po::value<std::string>(&o.output_format)->default_value("fairseq"),
       "fairseq (S-/T-/H-/D-/P- lines and a summary) or plain (one hypothesis per line)")(
-      "results-path", po::value<std::string>(&o.results_path), "write DIR/generate-SUBSET.txt instead of stdout");
+      "results-path", po::value<std::string>(&o.results_path), "write DIR/generate-SUBSET.txt instead of stdout")(
+      "precision", po::value<std::string>(&o.precision.name)->default_value("fp32"),
+      "fp32, bf16 (bf16 products, fp32 scores) or int8 (dynamically quantized projections)")(
+      "quantize-skip", po::value<std::vector<std::string>>(&o.precision.quantize_skip)->multitoken(),
+      "layers kept fp32 under bf16/int8 (parameter-name prefixes, e.g. decoder.output_projection)")(
+      "shortlist", po::value<std::string>(&o.shortlist),
+      "lexical shortlist file (build-shortlist): the output layer scores only the batch's candidates");
   po::options_description search("Search");
   search.add_options()("beam", po::value<int64_t>(&s.beam)->default_value(5), "beam size")(
       "nbest", po::value<int64_t>(&s.nbest)->default_value(1), "hypotheses to print per sentence")(

@@ -1,6 +1,7 @@
 #include "toolkit/generation/ensemble_decoder.h"
 
 #include <cmath>
+#include <limits>
 
 #include "toolkit/core/error.h"
 #include "toolkit/generation/vocab_kernels.h"
@@ -19,6 +20,7 @@ void EnsembleDecoder::start(const torch::Tensor& src_tokens, const torch::Tensor
   encoder_outs_.clear();
   states_.assign(models_.size(), nn::IncrementalState());
   for (auto& state : states_) state.reserve(max_positions);
+  shortlists_.assign(models_.size(), nn::OutputVocabulary{output_vocabulary_, {}});
   for (auto& m : models_) {
     models::EncoderOut out = m->encode_tokens(src_tokens, src_lengths);
     // Checked once here rather than at every step: a batch without source padding
@@ -31,8 +33,13 @@ void EnsembleDecoder::start(const torch::Tensor& src_tokens, const torch::Tensor
 StepScores EnsembleDecoder::step_scores(const torch::Tensor& prefix) {
   torch::Tensor sum;
   for (size_t i = 0; i < models_.size(); ++i) {
-    torch::Tensor logits = models_[i]->decode(prefix, encoder_outs_[i], &states_[i]);
+    torch::Tensor logits;
+    {
+      nn::OutputVocabularyScope shortlist(output_vocabulary_.defined() ? &shortlists_[i] : nullptr);
+      logits = models_[i]->decode(prefix, encoder_outs_[i], &states_[i]);
+    }
     logits = logits.select(1, logits.size(1) - 1).to(torch::kFloat);
+    if (output_vocabulary_.defined()) logits = expand_to_vocabulary(logits);
     if (temperature_ != 1.0) logits = logits / temperature_;
     if (models_.size() == 1) {
       logits = logits.contiguous();
@@ -43,6 +50,19 @@ StepScores EnsembleDecoder::step_scores(const torch::Tensor& prefix) {
   }
   sum = sum - std::log(static_cast<double>(models_.size()));
   return {sum, torch::zeros({sum.size(0)}, sum.options())};
+}
+
+void EnsembleDecoder::set_output_vocabulary(const torch::Tensor& ids, int64_t vocab_size) {
+  output_vocabulary_ = ids;
+  vocab_size_ = vocab_size;
+}
+
+torch::Tensor EnsembleDecoder::expand_to_vocabulary(const torch::Tensor& logits) const {
+  if (logits.size(1) != output_vocabulary_.size(0))
+    throw Error("--shortlist: this model's decoder scores the whole vocabulary (it does not support a shortlist)");
+  torch::Tensor full = torch::full({logits.size(0), vocab_size_}, -std::numeric_limits<float>::infinity(),
+                                   logits.options());
+  return full.index_copy_(1, output_vocabulary_, logits);
 }
 
 void EnsembleDecoder::reorder(const torch::Tensor& new_order, const torch::Tensor& sentences) {

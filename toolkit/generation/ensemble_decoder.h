@@ -10,6 +10,7 @@
 
 #include "toolkit/models/encoder_decoder_model.h"
 #include "toolkit/nn/incremental_state.h"
+#include "toolkit/nn/output_vocabulary.h"
 
 namespace csan::generation {
 
@@ -49,11 +50,22 @@ class EnsembleDecoder {
 
   size_t size() const { return models_.size(); }
 
+  // A lexical shortlist for the following searches: the decoders score only target ids
+  // `ids` [S] (sorted int64) and the others get -inf in the [R, vocab_size] scores, so
+  // the search and its results stay in full-vocabulary ids. Undefined ids: all.
+  void set_output_vocabulary(const torch::Tensor& ids, int64_t vocab_size);
+
  private:
   std::vector<std::shared_ptr<models::EncoderDecoderModel>> models_;
   std::vector<models::EncoderOut> encoder_outs_;
   std::vector<nn::IncrementalState> states_;
   double temperature_;
+  torch::Tensor output_vocabulary_;
+  int64_t vocab_size_ = 0;
+  std::vector<nn::OutputVocabulary> shortlists_;  // per model: the ids and its rows of them
+
+  // logits [R, S] over output_vocabulary_ -> [R, vocab_size_] with -inf elsewhere.
+  torch::Tensor expand_to_vocabulary(const torch::Tensor& logits) const;
 };
 
 }  // namespace csan::generation

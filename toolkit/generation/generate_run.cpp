@@ -18,6 +18,7 @@
 #include "toolkit/generation/output_format.h"
 #include "toolkit/generation/parallel_batches.h"
 #include "toolkit/generation/sequence_generator.h"
+#include "toolkit/generation/shortlist.h"
 #include "toolkit/generation/text_codec.h"
 
 namespace fs = std::filesystem;
@@ -72,7 +73,10 @@ torch::Tensor to_matrix(const std::vector<const std::vector<int64_t>*>& rows, in
 
 class Translator {
  public:
-  Translator(const GenerateOptions& options, const LoadedEnsemble& ensemble) : options_(options), ensemble_(ensemble) {}
+  Translator(const GenerateOptions& options, const LoadedEnsemble& ensemble) : options_(options), ensemble_(ensemble) {
+    if (!options.shortlist.empty())
+      shortlist_ = std::make_unique<Shortlist>(Shortlist::load(options.shortlist, ensemble.src_dict, ensemble.tgt_dict));
+  }
 
   // Translates `chunk`; results in the chunk's order.
   std::vector<SentenceResult> translate(std::vector<Pending>& chunk, GenerateSummary& summary) {
@@ -111,7 +115,15 @@ class Translator {
       if (options_.search.prefix_size > 0) forced = to_matrix(prefix, options_.search.prefix_size, pad());
       // Numbered across chunks, so a sampled batch draws the same wherever it runs.
       generator.reseed(options_.search.seed + static_cast<uint64_t>(batches_before_ + index));
-      auto hyps = generator.generate(to_matrix(src, width, pad()), torch::tensor(lengths), forced);
+      const torch::Tensor src_tokens = to_matrix(src, width, pad());
+      if (shortlist_) {
+        // Forced prefix tokens must stay reachable whatever the shortlist says.
+        std::vector<int64_t> forced_ids;
+        const size_t forced_length = static_cast<size_t>(options_.search.prefix_size);
+        for (const auto* p : prefix) forced_ids.insert(forced_ids.end(), p->begin(), p->begin() + std::min(forced_length, p->size()));
+        generator.set_output_vocabulary(shortlist_->vocabulary_for(src_tokens, forced_ids), ensemble_.tgt_dict.size());
+      }
+      auto hyps = generator.generate(src_tokens, torch::tensor(lengths), forced);
       for (size_t b = 0; b < batch.size(); ++b) results[batch[b]].hypotheses = std::move(hyps[b]);
     });
     batches_before_ += count;
@@ -135,6 +147,7 @@ class Translator {
   const GenerateOptions& options_;
   const LoadedEnsemble& ensemble_;
   std::vector<std::unique_ptr<SequenceGenerator>> generators_;  // one per worker, each with its own caches
+  std::unique_ptr<Shortlist> shortlist_;                        // --shortlist
   int64_t batches_before_ = 0;
 };
 
@@ -222,6 +235,7 @@ std::unique_ptr<IsolatedSentencePiece> load_sentencepiece(const LoadedEnsemble& 
 
 void validate_generate_options(const GenerateOptions& options) {
   validate(options.search);
+  validate(options.precision);
   if (options.data_dir.empty() == options.input.empty())
     throw Error("give either --data DIR (binarized) or --input FILE|- (raw text)");
   if (options.search.prefix_size > 0 && options.data_dir.empty())

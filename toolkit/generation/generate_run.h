@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "toolkit/generation/inference_precision.h"
 #include "toolkit/generation/loaded_ensemble.h"
 #include "toolkit/generation/search_options.h"
 
@@ -28,6 +29,8 @@ struct GenerateOptions {
   std::string output_format = "fairseq";
   std::string results_path;  // write DIR/generate-SUBSET.txt instead of stdout
   SearchOptions search;
+  InferencePrecision precision;  // --precision, --quantize-skip
+  std::string shortlist;         // --shortlist FILE: lexical shortlist (build-shortlist)
 };
 
 struct GenerateSummary {

@@ -32,6 +32,10 @@ class SequenceGenerator {
   // batch with a seed derived from the batch's position, sampled outputs do not depend
   // on which thread translates which batch.
   void reseed(uint64_t seed) { search_->reseed(seed); }
+  // See EnsembleDecoder::set_output_vocabulary (a lexical shortlist's ids for the next batches).
+  void set_output_vocabulary(const torch::Tensor& ids, int64_t vocab_size) {
+    decoder_.set_output_vocabulary(ids, vocab_size);
+  }
 
   // The length limit of a sentence with `src_length` tokens (</s> included): at most
   // this many tokens before the </s>.

@@ -6,12 +6,19 @@
 
 #include <torch/torch.h>
 
+#include "toolkit/nn/converted_weights.h"
+
 namespace csan::models {
 
 class TokenEmbeddingImpl : public torch::nn::Module {
  public:
   TokenEmbeddingImpl(int64_t vocab_size, int64_t dim, int64_t padding_idx);
-  torch::Tensor forward(const torch::Tensor& tokens) { return torch::embedding(weight, tokens, padding_idx_); }
+  // A table converted for inference with its tied output projection (nn/converted_weights.h)
+  // still gives float rows.
+  torch::Tensor forward(const torch::Tensor& tokens) {
+    return nn::is_converted(weight) ? nn::converted_embedding(weight, tokens)
+                                    : torch::embedding(weight, tokens, padding_idx_);
+  }
 
   torch::Tensor weight;  // [V, D]
 

@@ -3,6 +3,7 @@
 #include "toolkit/core/error.h"
 #include "toolkit/models/model_registry.h"
 #include "toolkit/nn/init.h"
+#include "toolkit/tasks/inference_checkpoint.h"
 #include "toolkit/tasks/recipe.h"
 #include "toolkit/tasks/task_registry.h"
 
@@ -25,7 +26,10 @@ LoadedModel load_model(checkpoint::CheckpointReader& reader) {
     nn::SkipInitialization skip;  // the checkpoint overwrites every weight
     model = models::build_model(cfg, context);
   }
+  // An inference-only checkpoint (convert-checkpoint) stores converted projections.
+  prepare_for_inference_checkpoint(*model, reader);
   reader.load_model(*model);
+  restore_inference_checkpoint(*model, reader);
   model->eval();
   return LoadedModel{model, std::move(cfg), std::move(context), meta, reader.path()};
 }

@@ -247,6 +247,7 @@ void generate(const generation::GenerateOptions& options, checkpoint::Checkpoint
               std::ostream& log) {
   generation::validate_generate_options(options);
   const auto ensemble = load_translation_ensemble(options.paths, &first);
+  generation::convert_ensemble(ensemble.models, options.precision, ensemble.tgt_dict.eos(), log);
   generation::translate(options, ensemble, out, log);
 }
 

@@ -79,6 +79,10 @@ int run_training(const core::Config& cfg, Task& task, const std::string& command
   std::unique_ptr<checkpoint::CheckpointReader> resume;
   if (const auto restore = restore_path(cfg, policy.save_dir))
     resume = std::make_unique<checkpoint::CheckpointReader>(*restore);
+  // convert-checkpoint's inference-only checkpoints keep no fp32 weights or optimizer.
+  if (resume && !resume->meta().get("inference_precision").empty())
+    throw Error(resume->path() + ": an inference-only " + resume->meta().get("inference_precision") +
+                " checkpoint (convert-checkpoint); training needs the original training checkpoint");
   // A task, model or data change is refused here, before anything is logged.
   const std::string recipe_changes_since_checkpoint =
       resume ? check_resume_compatible(cfg, task, resume->meta(), resume->path()) : std::string();

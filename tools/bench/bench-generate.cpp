@@ -16,6 +16,12 @@
 //   OMP_NUM_THREADS=2 bench-generate --path /tmp/m30k-ckpt/checkpoint_last.pt --data /tmp/m30k --repeats 3
 // Compare two builds (before/after) by running their bench-generate alternately in one
 // command and quoting the ratio.
+// Precisions and the lexical shortlist (issue 20) are compared in one run, taking turns
+// in every repeat; each line gives the speed ratio to the first precision and the share
+// of sentences translated exactly as it does:
+//   build/tools/build-shortlist --data /tmp/m30k -s en -t de --output /tmp/m30k.shortlist
+//   OMP_NUM_THREADS=2 bench-generate --path CKPT --data /tmp/m30k --precision fp32,bf16,int8
+//       --shortlist /tmp/m30k.shortlist --repeats 2
 // The issue's eager PyTorch yardstick runs the same checkpoint: `--dump-weights W` writes
 // its parameters for tools/bench/pytorch-reference-generate.py (usage in its header).
 #include <ATen/Parallel.h>
@@ -24,13 +30,16 @@
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "toolkit/core/allocator_tuning.h"
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
 #include "toolkit/generation/generate_run.h"
+#include "toolkit/generation/inference_precision.h"
 #include "toolkit/models/transformer.h"
 #include "toolkit/tasks/translation_task.h"
 
@@ -82,11 +91,33 @@ void dump_weights(const std::string& checkpoint, const std::string& file) {
   csan::write_file_atomically(file, header.str() + data);
 }
 
+std::vector<std::string> split_list(const std::string& joined) {
+  std::vector<std::string> items;
+  std::stringstream in(joined);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) items.push_back(item);
+  if (items.empty()) throw csan::Error("--precision: no precision given");
+  return items;
+}
+
+// The fraction of lines of `a` equal to the same line of `b` (plain output: one
+// translation per line).
+double same_lines(const std::string& a, const std::string& b) {
+  std::stringstream sa(a), sb(b);
+  std::string la, lb;
+  int64_t lines = 0, same = 0;
+  while (std::getline(sa, la) && std::getline(sb, lb)) {
+    ++lines;
+    same += la == lb;
+  }
+  return lines ? double(same) / double(lines) : 1.0;
+}
+
 int bench_main(int argc, char** argv) {
   csan::generation::GenerateOptions o;
   std::string path;
   int64_t repeats = 1;
-  std::string profile, dump;
+  std::string profile, dump, precisions;
   po::options_description options("bench-generate --path CKPT --data DIR [options]");
   options.add_options()("help,h", "show this help")("path", po::value<std::string>(&path), "checkpoint(s)")(
       "data", po::value<std::string>(&o.data_dir), "binarized data directory")(
@@ -100,6 +131,10 @@ int bench_main(int argc, char** argv) {
       "parallel-batches", po::value<int64_t>(&o.parallel_batches)->default_value(0),
       "batches translated at once (0: one per thread; 1: one batch on all threads)")(
       "repeats", po::value<int64_t>(&repeats)->default_value(1), "timed runs (the best is reported)")(
+      "precision", po::value<std::string>(&precisions)->default_value("fp32"),
+      "comma-separated precisions (fp32, bf16, int8), timed alternately in one run, ratios to the first")(
+      "shortlist", po::value<std::string>(&o.shortlist),
+      "lexical shortlist (build-shortlist): also time each precision with it")(
       "profile", po::value<std::string>(&profile), "then translate once more into this Chrome trace")(
       "dump-weights", po::value<std::string>(&dump),
       "write the model's parameters to this file for pytorch-reference-generate.py, then exit");
@@ -122,25 +157,56 @@ int bench_main(int argc, char** argv) {
   csan::core::keep_large_allocations_mapped();  // as csan-generate
   o.paths = csan::generation::split_paths(path);
   o.output_format = "plain";
-  const auto ensemble = csan::tasks::load_translation_ensemble(o.paths);  // loaded once, not timed
-  double best = 0;
-  csan::generation::GenerateSummary summary;
-  for (int64_t r = 0; r < repeats; ++r) {
-    std::ostringstream out, log;
-    summary = csan::generation::translate(o, ensemble, out, log);
-    if (r == 0 || summary.seconds < best) best = summary.seconds;
+  // One loaded (and converted) ensemble per precision, not timed; with --shortlist each
+  // precision runs without and with it. The setups take turns in every repeat, so load
+  // from other processes hits them alike.
+  struct Setup {
+    std::string name;
+    csan::generation::GenerateOptions options;
+    std::shared_ptr<csan::generation::LoadedEnsemble> ensemble;
+    double best = 0;
+    csan::generation::GenerateSummary summary;
+    std::string output;
+  };
+  std::vector<Setup> setups;
+  for (const auto& precision : split_list(precisions)) {
+    auto ensemble = std::make_shared<csan::generation::LoadedEnsemble>(csan::tasks::load_translation_ensemble(o.paths));
+    auto options_for = o;
+    options_for.precision.name = precision;
+    csan::generation::convert_ensemble(ensemble->models, options_for.precision, ensemble->tgt_dict.eos(), std::cerr);
+    for (bool with_shortlist : {false, true}) {
+      if (with_shortlist && o.shortlist.empty()) continue;
+      Setup setup{precision + (with_shortlist ? "+shortlist" : ""), options_for, ensemble, 0, {}, {}};
+      if (!with_shortlist) setup.options.shortlist.clear();
+      setups.push_back(std::move(setup));
+    }
   }
+  for (int64_t r = 0; r < repeats; ++r)
+    for (auto& setup : setups) {
+      std::ostringstream out, log;
+      setup.summary = csan::generation::translate(setup.options, *setup.ensemble, out, log);
+      if (r == 0 || setup.summary.seconds < setup.best) setup.best = setup.summary.seconds;
+      setup.output = out.str();
+    }
   if (!profile.empty()) {
     std::ostringstream out, log;
     torch::autograd::profiler::RecordProfile recording(profile);
-    csan::generation::translate(o, ensemble, out, log);
+    csan::generation::translate(setups.back().options, *setups.back().ensemble, out, log);
   }
+  const auto& first = setups.front();
   std::printf("bench-generate: %lld sentences, beam %lld, batch %lld, max_len %g*src+%lld, %d threads\n",
-              static_cast<long long>(summary.sentences), static_cast<long long>(o.search.beam),
+              static_cast<long long>(first.summary.sentences), static_cast<long long>(o.search.beam),
               static_cast<long long>(o.batch_size), o.search.max_len_a, static_cast<long long>(o.search.max_len_b),
               at::get_num_threads());
-  std::printf("  %.2f s  %.1f sentences/s  %.1f target tokens/s (%lld tokens)\n", best,
-              double(summary.sentences) / best, double(summary.tokens) / best, static_cast<long long>(summary.tokens));
+  for (const auto& setup : setups) {
+    if (setups.size() > 1)
+      std::printf("  %-16s %.2fx %s, %.1f%% of sentences as %s\n", setup.name.c_str(), first.best / setup.best,
+                  first.name.c_str(), 100.0 * same_lines(setup.output, first.output), first.name.c_str());
+    const double best = setup.best;
+    std::printf("  %.2f s  %.1f sentences/s  %.1f target tokens/s (%lld tokens)\n", best,
+                double(setup.summary.sentences) / best, double(setup.summary.tokens) / best,
+                static_cast<long long>(setup.summary.tokens));
+  }
   return 0;
 }
 

@@ -91,7 +91,7 @@ def sinusoidal(rows, dim, pad):
 class Transformer:
     """csan's post-norm Transformer for inference, on plain tensors."""
 
-    def __init__(self, options, params):
+    def __init__(self, options, params, precision="fp32"):
         def flag(key):
             return options.get(key, "0") == "1"
 
@@ -112,6 +112,29 @@ class Transformer:
         self.scale = math.sqrt(self.dim)
         rows = max(int(options["max_source_positions"]), int(options["max_target_positions"])) + self.pad + 1
         self.positions = sinusoidal(rows, self.dim, self.pad)
+        self.precision = precision
+        self.converted = {}  # (data pointer, shape) of a weight view -> its bf16 copy or int8 packing
+
+    def lin(self, x, w, b=None):
+        """x W^T + b in the model's precision, the way csan-generate --precision runs it:
+        bf16 weights converted once, fp32 activations in and out; int8 per-channel
+        weights packed once, activations quantized per call (quantized::linear_dynamic)."""
+        if self.precision == "fp32":
+            return F.linear(x, w, b)
+        key = (w.data_ptr(), tuple(w.shape))
+        if key not in self.converted:
+            if self.precision == "bf16":
+                self.converted[key] = (w.bfloat16(), None if b is None else b.bfloat16())
+            else:
+                scales = (w.abs().amax(1) / 127.0).clamp_min(1e-12).double()
+                q = torch.quantize_per_channel(w, scales, torch.zeros(w.size(0), dtype=torch.long), 0, torch.qint8)
+                self.converted[key] = torch.ops.quantized.linear_prepack(q, b)
+        if self.precision == "bf16":
+            wb, bb = self.converted[key]
+            return F.linear(x.bfloat16(), wb, bb).float()
+        shape = x.shape
+        y = torch.ops.quantized.linear_dynamic(x.reshape(-1, shape[-1]).contiguous(), self.converted[key], False)
+        return y.view(*shape[:-1], w.size(0))
 
     def split_heads(self, x):  # [B, T, D] -> [B, H, T, d]
         b, t, _ = x.shape
@@ -129,7 +152,7 @@ class Transformer:
         return F.layer_norm(x, (self.dim,), self.p[name + ".weight"], self.p[name + ".bias"], 1e-5)
 
     def linear(self, x, name):
-        return F.linear(x, self.p[name + ".weight"], self.p[name + ".bias"])
+        return self.lin(x, self.p[name + ".weight"], self.p[name + ".bias"])
 
     def ffn(self, x, name):
         return self.linear(F.relu(self.linear(x, name + ".fc1")), name + ".fc2")
@@ -144,7 +167,7 @@ class Transformer:
         for i in range(self.enc_layers):
             name = "encoder.layers.%d." % i
             w, b = self.p[name + "self_attn.in_proj_weight"], self.p[name + "self_attn.in_proj_bias"]
-            q, k, v = F.linear(x, w, b).chunk(3, dim=-1)
+            q, k, v = self.lin(x, w, b).chunk(3, dim=-1)
             q = self.split_heads(q) * (self.dim // self.heads) ** -0.5
             y = self.linear(self.attend(q, self.split_heads(k), self.split_heads(v), pad_mask), name + "self_attn.out_proj")
             x = self.norm(x + y, name + "self_attn_layer_norm")
@@ -158,7 +181,7 @@ class Transformer:
         for i in range(self.dec_layers):
             name = "decoder.layers.%d.encoder_attn." % i
             w, b = self.p[name + "in_proj_weight"], self.p[name + "in_proj_bias"]
-            k, v = F.linear(enc, w[d:], b[d:]).chunk(2, dim=-1)
+            k, v = self.lin(enc, w[d:], b[d:]).chunk(2, dim=-1)
             kv.append((self.split_heads(k), self.split_heads(v)))
         return kv
 
@@ -171,7 +194,7 @@ class Transformer:
         for i in range(self.dec_layers):
             name = "decoder.layers.%d." % i
             w, b = self.p[name + "self_attn.in_proj_weight"], self.p[name + "self_attn.in_proj_bias"]
-            q, k, v = F.linear(x, w, b).chunk(3, dim=-1)
+            q, k, v = self.lin(x, w, b).chunk(3, dim=-1)
             k, v = self.split_heads(k), self.split_heads(v)
             if cache[i] is not None:
                 k = torch.cat([cache[i][0], k], dim=2)
@@ -181,11 +204,11 @@ class Transformer:
             x = self.norm(x + self.linear(y, name + "self_attn.out_proj"), name + "self_attn_layer_norm")
 
             w, b = self.p[name + "encoder_attn.in_proj_weight"], self.p[name + "encoder_attn.in_proj_bias"]
-            q = self.split_heads(F.linear(x, w[:d], b[:d])) * scaling
+            q = self.split_heads(self.lin(x, w[:d], b[:d])) * scaling
             y = self.attend(q, enc_kv[i][0], enc_kv[i][1], enc_mask)
             x = self.norm(x + self.linear(y, name + "encoder_attn.out_proj"), name + "encoder_attn_layer_norm")
             x = self.norm(x + self.ffn(x, name + "ffn"), name + "final_layer_norm")
-        return F.linear(x.squeeze(1), self.out_proj)  # [R, V]
+        return self.lin(x.squeeze(1), self.out_proj)  # [R, V]
 
 
 def beam_search(model, src_tokens, src_lengths, beam, max_len_a, max_len_b, min_len, lenpen, max_target_positions):
@@ -305,12 +328,17 @@ def main():
     ap.add_argument("--max-len-b", type=int, default=200)
     ap.add_argument("--min-len", type=int, default=1)
     ap.add_argument("--lenpen", type=float, default=1.0)
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "int8"],
+                    help="projections in bf16 or int8 (as csan-generate --precision), the rest in fp32")
     ap.add_argument("--output", help="write the best hypotheses' token ids here, one sentence per line")
     ap.add_argument("--compare", help="csan-generate --output-format fairseq output to compare with")
     args = ap.parse_args()
 
     options, params = read_weights(args.weights)
-    model = Transformer(options, params)
+    model = Transformer(options, params, args.precision)
+    if args.precision == "int8":
+        engines = torch.backends.quantized.supported_engines
+        torch.backends.quantized.engine = next(e for e in ("x86", "fbgemm", "onednn", "qnnpack") if e in engines)
     pair = "%s-%s" % (args.source_lang, args.target_lang)
     prefix = "%s/%s.%s." % (args.data, args.gen_subset, pair)
     src = read_indexed(prefix + args.source_lang)
@@ -342,7 +370,8 @@ def main():
     seconds = time.perf_counter() - start
     tokens = sum(len(h) for _, h in results)
     print("pytorch eager: %d sentences, %d target tokens, %.2f s, %.1f sentences/s, %.1f target tokens/s, "
-          "%d threads" % (len(src), tokens, seconds, len(src) / seconds, tokens / seconds, torch.get_num_threads()))
+          "%d threads, %s" % (len(src), tokens, seconds, len(src) / seconds, tokens / seconds, torch.get_num_threads(),
+                              args.precision))
 
     if args.output:
         with open(args.output, "w") as f:

@@ -1,0 +1,153 @@
+// csan-generate --precision bf16|int8 on a toy model: which layers convert, that the
+// search agrees with fp32, that incremental decoding still equals a full recomputation
+// in each precision, and the option errors.
+#include "toolkit/generation/inference_precision.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <sstream>
+
+#include "tiny_model.h"
+#include "toolkit/core/error.h"
+#include "toolkit/generation/sequence_generator.h"
+
+namespace {
+
+using namespace csan;
+using namespace csan::generation;
+using namespace csan::generation::testing;
+
+std::shared_ptr<models::EncoderDecoderModel> converted(const std::string& precision,
+                                                       std::vector<std::string> skip = {}) {
+  auto model = tiny_model(21);
+  convert_for_inference(*model, InferencePrecision{precision, std::move(skip)}, kEos);
+  return model;
+}
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(InferencePrecision, ConvertsEveryProjectionIncludingTheOutputLayerAndHonoursSkips) {
+  auto model = tiny_model(21);
+  const auto report = convert_for_inference(*model, InferencePrecision{"int8", {}}, kEos);
+  // transformer_tiny: 2+2 layers; encoder: in_proj, out_proj, fc1, fc2; decoder: two
+  // attentions and fc1, fc2; the output projection (not tied here: the embeddings are
+  // only looked up and stay fp32; a tied one converts with it, see the CLI test).
+  EXPECT_EQ(report.converted.size(), 2u * 4 + 2u * 6 + 1);
+  EXPECT_FALSE(report.engine.empty());
+  for (const auto& p : model->named_parameters()) {
+    const std::string& k = p.key();
+    const bool projection = k.find("in_proj_weight") != std::string::npos || k == "decoder.output_projection" ||
+                            (k.find(".weight") != std::string::npos &&
+                             (k.find("out_proj") != std::string::npos || k.find(".fc") != std::string::npos));
+    EXPECT_EQ(p.value().scalar_type(), projection ? torch::kChar : torch::kFloat) << k;
+  }
+  auto kept = tiny_model(21);
+  const auto skipped =
+      convert_for_inference(*kept, InferencePrecision{"bf16", {"decoder.layers.1", "encoder.layers.0.ffn.fc1"}}, kEos);
+  EXPECT_EQ(skipped.skipped.size(), 6u + 1);
+  for (const auto& p : kept->named_parameters())
+    if (p.key().rfind("decoder.layers.1.", 0) == 0 || p.key() == "encoder.layers.0.ffn.fc1.weight")
+      EXPECT_EQ(p.value().scalar_type(), torch::kFloat) << p.key();
+}
+
+TEST(InferencePrecision, BadValuesAreOneLineErrorsNamingTheOption) {
+  EXPECT_NE(message_of([] {
+              validate(InferencePrecision{"fp16", {}});
+            }).find("--precision: fp16 needs a CUDA"),
+            std::string::npos);
+  EXPECT_NE(message_of([] {
+              validate(InferencePrecision{"int4", {}});
+            }).find("--precision: unknown value 'int4'"),
+            std::string::npos);
+  EXPECT_NE(message_of([] {
+              validate(InferencePrecision{"fp32", {"decoder"}});
+            }).find("--quantize-skip"),
+            std::string::npos);
+  const std::string unknown = message_of([] { converted("int8", {"decoder.layers.7"}); });
+  EXPECT_NE(unknown.find("--quantize-skip: 'decoder.layers.7' names no projection"), std::string::npos) << unknown;
+  EXPECT_EQ(unknown.find('\n'), std::string::npos);
+  // A prefix must end at a name boundary: "decoder.layers.1" does not cover "decoder.layers.10".
+  EXPECT_NE(message_of([] { converted("int8", {"decoder.layers.0.ffn.fc"}); }), "");
+}
+
+TEST(InferencePrecision, AMissingCpuFlagIsAOneLineWarningNamingIt) {
+  EXPECT_NE(missing_cpu_flag_warning("bf16", false).find("avx512_bf16"), std::string::npos);
+  EXPECT_NE(missing_cpu_flag_warning("int8", false).find("avx512_vnni"), std::string::npos);
+  EXPECT_EQ(missing_cpu_flag_warning("int8", true), "");
+  EXPECT_EQ(missing_cpu_flag_warning("fp32", false), "");
+  std::ostringstream log;
+  convert_ensemble({tiny_model(3)}, InferencePrecision{"int8", {}}, kEos, log);
+  EXPECT_NE(log.str().find("quantized engine"), std::string::npos) << log.str();
+}
+
+// Per step, the log-probabilities of each precision against fp32 along the same
+// prefixes. bf16 keeps 8 significant bits of weights and activations (relative error
+// 2^-9 each), int8 7 bits of weights and 8 of activations; through 2+2 layers of d 64
+// the toy model's log-probabilities (magnitude up to ~15 with its sharpened output)
+// move by hundredths to a tenth: bounds 0.1 (bf16) and 0.3 (int8). Argmax must agree
+// on at least 90% of rows (only near-ties may flip). A hypothesis score (mean
+// log-probability, possibly along another path) gets 2.5x the step bound (bf16 moved
+// one by 0.11).
+TEST(InferencePrecision, Bf16AndInt8StepScoresAndSearchAgreeWithFp32) {
+  torch::NoGradGuard no_grad;
+  auto reference = tiny_model(21);
+  const auto batch = random_sources(16, 5);
+  for (const auto& [precision, bound] : std::vector<std::pair<std::string, double>>{{"bf16", 0.1}, {"int8", 0.3}}) {
+    auto model = converted(precision);
+    auto prefix = torch::randint(4, kVocab, {16, 8}, torch::kLong);
+    prefix.select(1, 0).fill_(kEos);
+    const auto full = torch::log_softmax(reference->forward(batch.tokens, batch.lengths, prefix), -1);
+    const auto low = torch::log_softmax(model->forward(batch.tokens, batch.lengths, prefix), -1);
+    EXPECT_LT((full - low).abs().max().item<double>(), bound) << precision;
+    const double same_argmax = full.argmax(-1).eq(low.argmax(-1)).to(torch::kFloat).mean().item<double>();
+    EXPECT_GE(same_argmax, 0.9) << precision;
+
+    SearchOptions o;
+    o.beam = 4;
+    o.max_len_b = 12;
+    SequenceGenerator fp32({reference}, o, {0, kPad, kEos, kUnk}), reduced({model}, o, {0, kPad, kEos, kUnk});
+    const auto a = fp32.generate(batch.tokens, batch.lengths), b = reduced.generate(batch.tokens, batch.lengths);
+    int same = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      same += a[i][0].tokens == b[i][0].tokens;
+      EXPECT_NEAR(a[i][0].score, b[i][0].score, 2.5 * bound) << precision << " sentence " << i;
+    }
+    EXPECT_GE(same, 13) << precision << ": translations equal to fp32 on at least 13 of 16 sentences";
+  }
+}
+
+// Incremental decoding reads earlier positions from the caches and runs one row per
+// step through the projections; a full pass runs all positions at once. bf16 products
+// round the same operands either way (fp32 accumulation in another order, then the
+// bf16 rounding of the output: 1e-3). int8 quantizes the activations of each call with
+// one scale and zero point for all its rows, so a step and a full pass quantize a row
+// differently, by up to one activation step per product: measured up to 0.2 in
+// log-probability, bound 0.3; the argmax must not change.
+TEST(InferencePrecision, IncrementalDecodingEqualsFullRecomputationInEachPrecision) {
+  torch::NoGradGuard no_grad;
+  const auto batch = random_sources(3, 31);
+  for (const auto& [precision, bound] :
+       std::vector<std::pair<std::string, double>>{{"fp32", 1e-5}, {"bf16", 1e-3}, {"int8", 0.3}}) {
+    auto model = converted(precision);
+    auto encoder_out = model->encode_tokens(batch.tokens, batch.lengths);
+    auto prefix = torch::randint(4, kVocab, {3, 8}, torch::kLong);
+    prefix.select(1, 0).fill_(kEos);
+    nn::IncrementalState state;
+    const auto full = torch::log_softmax(model->forward(batch.tokens, batch.lengths, prefix), -1);
+    for (int64_t t = 0; t < prefix.size(1); ++t) {
+      auto step = torch::log_softmax(model->decode(prefix.narrow(1, 0, t + 1), encoder_out, &state).select(1, 0), -1);
+      EXPECT_LT((step - full.select(1, t)).abs().max().item<double>(), bound) << precision << " step " << t;
+      EXPECT_TRUE(torch::equal(step.argmax(-1), full.select(1, t).argmax(-1))) << precision << " step " << t;
+    }
+  }
+}
+
+}  // namespace

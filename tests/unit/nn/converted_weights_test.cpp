@@ -1,0 +1,108 @@
+// Weights converted for inference (nn/converted_weights.h) against naive formulas:
+// bf16 products equal fp32 products of the bf16-rounded operands (fp32 accumulation);
+// int8 products equal the product with the dequantized weight up to the activations'
+// 8-bit rounding; row selections, row views and tied embedding lookups agree with the
+// full weight.
+#include "toolkit/nn/converted_weights.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "toolkit/nn/linear.h"
+
+namespace {
+
+using namespace csan;
+
+torch::Tensor parameter(std::vector<int64_t> shape, uint64_t seed) {
+  torch::manual_seed(seed);
+  return torch::randn(shape).set_requires_grad(true);
+}
+
+TEST(ConvertedWeights, Bf16ProductIsTheFp32ProductOfRoundedOperandsAndReturnsFloat) {
+  torch::NoGradGuard no_grad;
+  auto w = parameter({24, 40}, 1), b = torch::randn({24});
+  const auto x = torch::randn({3, 5, 40});
+  const auto reference =
+      torch::matmul(x.to(torch::kBFloat16).to(torch::kFloat), w.to(torch::kBFloat16).to(torch::kFloat).t()) +
+      b.to(torch::kBFloat16).to(torch::kFloat);
+  nn::convert_weight(w, nn::WeightPrecision::Bf16);
+  EXPECT_EQ(w.scalar_type(), torch::kBFloat16);
+  EXPECT_FALSE(w.requires_grad());
+  EXPECT_TRUE(nn::is_converted(w));
+  const auto y = nn::linear(x, w, b);
+  EXPECT_EQ(y.scalar_type(), torch::kFloat);
+  EXPECT_EQ(y.sizes(), (std::vector<int64_t>{3, 5, 24}));
+  // The product leaves the GEMM rounded to bf16 (8 significant bits): within half a unit
+  // in the last place, 2^-8 of its magnitude, plus fp32 summation-order noise.
+  EXPECT_TRUE(((y - reference).abs() <= reference.abs() / 256 + 1e-4).all().item<bool>())
+      << ((y - reference).abs() - reference.abs() / 256).max().item<double>();
+}
+
+TEST(ConvertedWeights, Int8UsesPerRowScalesAndMatchesTheDequantizedWeight) {
+  torch::NoGradGuard no_grad;
+  auto w = parameter({32, 64}, 2), b = torch::randn({32});
+  w[3].mul_(100.0);  // one row far larger: per-row scales keep the others precise
+  const auto original = w.detach().clone();
+  const auto x = torch::randn({7, 64});
+  nn::convert_weight(w, nn::WeightPrecision::Int8);
+  EXPECT_EQ(w.scalar_type(), torch::kChar);
+  const auto scales = nn::int8_scales(w);
+  ASSERT_EQ(scales.sizes(), (std::vector<int64_t>{32}));
+  EXPECT_TRUE(torch::allclose(scales, original.abs().amax(1) / 127.0));
+  const auto dequantized = w.to(torch::kFloat) * scales.unsqueeze(1);
+  // Each weight is within half a step of its row's scale.
+  EXPECT_LE(((dequantized - original).abs() - scales.unsqueeze(1) / 2).max().item<double>(), 1e-6);
+  const auto y = nn::linear(x, w, b);
+  const auto reference = torch::matmul(x, dequantized.t()) + b;
+  // Activations are quantized per call to 8 bits (step max|x| / 127.5 at most): the error
+  // of each output is bounded by half a step times the row's sum of |w|.
+  const double step = 2 * x.abs().max().item<double>() / 255.0;
+  const auto bound = dequantized.abs().sum(1) * step / 2 + 1e-4;
+  EXPECT_TRUE(((y - reference).abs() <= bound.unsqueeze(0)).all().item<bool>());
+  EXPECT_LT((y - reference).abs().max().item<double>(), 0.1 * reference.abs().max().item<double>());
+}
+
+TEST(ConvertedWeights, RowViewsRowSelectionsAndTiedEmbeddingsAgreeWithTheFullWeight) {
+  torch::NoGradGuard no_grad;
+  for (auto precision : {nn::WeightPrecision::Bf16, nn::WeightPrecision::Int8}) {
+    auto w = parameter({30, 16}, 3);
+    nn::convert_weight(w, precision);
+    const auto x = torch::randn({4, 16});
+    const auto full = nn::linear(x, w);
+    // A row view (MultiheadAttention's q|k|v slices) is its own product of the same rows.
+    const auto view = nn::linear(x, w.narrow(0, 10, 10));
+    EXPECT_TRUE(torch::allclose(view, full.narrow(1, 10, 10), 1e-4, 1e-4));
+    // A shortlist's rows.
+    const auto rows = torch::tensor(std::vector<int64_t>{0, 2, 3, 17, 29});
+    const auto selected = nn::select_weight_rows(w, rows);
+    EXPECT_EQ(selected.scalar_type(), w.scalar_type());
+    EXPECT_TRUE(torch::allclose(nn::linear(x, selected), full.index_select(1, rows), 1e-4, 1e-4));
+    // Embedding rows come back as float, dequantized.
+    const auto tokens = torch::tensor(std::vector<int64_t>{5, 0, 29});
+    const auto embedded = nn::converted_embedding(w, tokens);
+    EXPECT_EQ(embedded.scalar_type(), torch::kFloat);
+    const auto expected =
+        precision == nn::WeightPrecision::Bf16
+            ? w.index_select(0, tokens).to(torch::kFloat)
+            : w.index_select(0, tokens).to(torch::kFloat) * nn::int8_scales(w).index_select(0, tokens).unsqueeze(1);
+    EXPECT_TRUE(torch::equal(embedded, expected));
+  }
+}
+
+TEST(ConvertedWeights, TheRecorderSeesWeightsThatReachLinearAndPlainBf16ModelsAreNotConverted) {
+  torch::NoGradGuard no_grad;
+  auto used = torch::randn({3, 4}), unused = torch::randn({3, 4});
+  nn::LinearWeightRecorder recorder;
+  nn::linear(torch::randn({2, 4}), used.narrow(0, 1, 2));
+  EXPECT_TRUE(recorder.is_weight(used)) << "a row view counts for its parameter";
+  EXPECT_FALSE(recorder.is_weight(unused));
+  EXPECT_FALSE(nn::is_converted(torch::randn({3, 4}).to(torch::kBFloat16))) << "bf16 training keeps its own path";
+}
+
+TEST(ConvertedWeights, TheQuantizedEngineIsOneThisLibTorchOffers) {
+  const std::string engine = nn::select_quantized_engine();
+  EXPECT_TRUE(engine == "x86" || engine == "fbgemm" || engine == "onednn" || engine == "qnnpack") << engine;
+}
+
+}  // namespace

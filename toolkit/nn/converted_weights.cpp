@@ -1,0 +1,209 @@
+#include "toolkit/nn/converted_weights.h"
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/version.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+#include "toolkit/core/error.h"
+
+namespace csan::nn {
+
+namespace {
+
+// What this file knows about one converted storage. It holds the storage, so its
+// address is not reused while the entry lives; entries whose storage nobody else holds
+// any more (the model is gone) are dropped at the next conversion.
+struct Converted {
+  c10::Storage storage;
+  WeightPrecision precision;
+  torch::Tensor scales;  // int8: [rows of the whole storage] float
+  int64_t row_length = 0;
+  // int8: the prepacked row views, by (first row, rows, bias data): packing reorders the
+  // weight for the engine, once per view rather than at every product.
+  std::map<std::tuple<int64_t, int64_t, const void*>, c10::IValue> packed;
+  std::vector<torch::Tensor> packed_biases;  // keeps the biases' addresses valid as keys
+};
+
+std::mutex mutex;
+std::map<const void*, Converted>& table() {
+  static std::map<const void*, Converted> converted;
+  return converted;
+}
+
+const void* key_of(const torch::Tensor& t) { return t.storage().unsafeGetStorageImpl(); }
+
+void drop_unused_entries() {
+  for (auto it = table().begin(); it != table().end();)
+    it = it->second.storage.use_count() <= 1 ? table().erase(it) : std::next(it);
+}
+
+Converted& entry_of(const torch::Tensor& weight) {
+  auto it = table().find(key_of(weight));
+  if (it == table().end()) throw Error("internal: a non-float weight that was not converted for inference");
+  return it->second;
+}
+
+// The first row of a row view [r, K] into its storage.
+int64_t first_row(const torch::Tensor& view, int64_t row_length) {
+  TORCH_CHECK(view.dim() == 2 && view.is_contiguous() && view.storage_offset() % row_length == 0,
+              "converted weights: expected a contiguous row view");
+  return view.storage_offset() / row_length;
+}
+
+void register_weight(torch::Tensor& weight, WeightPrecision precision, torch::Tensor scales) {
+  std::lock_guard<std::mutex> lock(mutex);
+  drop_unused_entries();
+  Converted c{weight.storage(), precision, std::move(scales), weight.size(1), {}, {}};
+  table().insert_or_assign(key_of(weight), std::move(c));
+}
+
+// The quantized operators through the dispatcher's boxed calls: their packed-weight
+// class lives in headers that moved between LibTorch 1.13 and 2.x, the boxed calls did not.
+c10::IValue call_boxed(const c10::OperatorHandle& op, std::vector<c10::IValue> stack) {
+  op.callBoxed(&stack);
+  return stack.at(0);
+}
+
+// quantized::linear_prepack of rows [first, first + rows) with `bias` (under `mutex`).
+c10::IValue pack_rows(Converted& c, const torch::Tensor& values, int64_t first, int64_t rows,
+                      const torch::Tensor& bias) {
+  auto key = std::make_tuple(first, rows, bias.defined() ? bias.data_ptr() : nullptr);
+  auto it = c.packed.find(key);
+  if (it != c.packed.end()) return it->second;
+  const torch::Tensor scales = c.scales.narrow(0, first, rows).to(torch::kDouble);
+  const torch::Tensor quantized = at::_make_per_channel_quantized_tensor(
+      values.contiguous(), scales, torch::zeros({rows}, torch::kLong), /*axis=*/0);
+  c10::optional<torch::Tensor> packed_bias;
+  if (bias.defined()) {
+    packed_bias = bias.to(torch::kFloat).contiguous();
+    c.packed_biases.push_back(bias);
+  }
+  static const c10::OperatorHandle prepack =
+      c10::Dispatcher::singleton().findSchemaOrThrow("quantized::linear_prepack", "");
+  c10::IValue packed = call_boxed(prepack, {quantized, packed_bias});
+  c.packed.emplace(key, packed);
+  return packed;
+}
+
+thread_local LinearWeightRecorder* recorder = nullptr;
+
+}  // namespace
+
+void convert_weight(torch::Tensor& weight, WeightPrecision precision) {
+  torch::NoGradGuard no_grad;
+  TORCH_CHECK(weight.dim() == 2 && weight.scalar_type() == torch::kFloat, "convert_weight: a float matrix");
+  weight.set_requires_grad(false);
+  if (precision == WeightPrecision::Bf16) {
+    weight.set_data(weight.to(torch::kBFloat16));
+    register_weight(weight, precision, {});
+    return;
+  }
+  // Symmetric per-row scales: zero points stay 0, which every engine's per-channel
+  // kernel needs; an all-zero row (the padding embedding) keeps a tiny positive scale.
+  const torch::Tensor scales = (weight.abs().amax(1) / 127.0).clamp_min(1e-12);
+  const torch::Tensor values = torch::round(weight / scales.unsqueeze(1)).clamp(-127, 127).to(torch::kChar);
+  weight.set_data(values);
+  register_weight(weight, precision, scales);
+}
+
+void set_int8_weight(torch::Tensor& weight, const torch::Tensor& values, const torch::Tensor& scales) {
+  torch::NoGradGuard no_grad;
+  if (values.scalar_type() != torch::kChar || values.sizes() != weight.sizes() || scales.dim() != 1 ||
+      scales.size(0) != weight.size(0))
+    throw Error("int8 weight: values or scales do not fit the layer");
+  weight.set_data(values.contiguous().clone());
+  register_weight(weight, WeightPrecision::Int8, scales.to(torch::kFloat).contiguous().clone());
+}
+
+torch::Tensor int8_scales(const torch::Tensor& weight) {
+  std::lock_guard<std::mutex> lock(mutex);
+  const Converted& c = entry_of(weight);
+  if (c.precision != WeightPrecision::Int8) throw Error("internal: int8_scales of a weight that is not int8");
+  return c.scales;
+}
+
+bool is_converted(const torch::Tensor& weight) {
+  if (weight.scalar_type() == torch::kFloat) return false;
+  std::lock_guard<std::mutex> lock(mutex);
+  return table().count(key_of(weight)) > 0;
+}
+
+torch::Tensor converted_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
+  if (weight.scalar_type() == torch::kBFloat16) {
+    const torch::Tensor b = bias.defined() ? bias.to(torch::kBFloat16) : bias;
+    // at::linear adds the bias inside the GEMM for any rank (one bf16 rounding);
+    // torch::nn::functional::linear adds it afterwards for 3-D inputs (two).
+    return at::linear(x.to(torch::kBFloat16), weight, b).to(x.scalar_type());
+  }
+  c10::IValue packed;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    Converted& c = entry_of(weight);
+    packed = pack_rows(c, weight, first_row(weight, c.row_length), weight.size(0), bias);
+  }
+  // reduce_range (7-bit activations) avoids overflow in fbgemm's AVX2 kernels without
+  // VNNI; onednn and qnnpack ignore it. Without it activations keep their 8 bits.
+  const torch::Tensor flat = x.reshape({-1, x.size(-1)}).contiguous();
+  static const c10::OperatorHandle dynamic =
+      c10::Dispatcher::singleton().findSchemaOrThrow("quantized::linear_dynamic", "");
+  torch::Tensor y = call_boxed(dynamic, {flat, packed, false}).toTensor();
+  std::vector<int64_t> shape = x.sizes().vec();
+  shape.back() = weight.size(0);
+  return y.view(shape);
+}
+
+torch::Tensor converted_embedding(const torch::Tensor& weight, const torch::Tensor& tokens) {
+  if (weight.scalar_type() == torch::kBFloat16) return torch::embedding(weight, tokens).to(torch::kFloat);
+  const torch::Tensor scales = int8_scales(weight);
+  const torch::Tensor rows = torch::embedding(weight, tokens).to(torch::kFloat);
+  return rows * torch::embedding(scales.unsqueeze(1), tokens);
+}
+
+torch::Tensor select_weight_rows(const torch::Tensor& weight, const torch::Tensor& rows) {
+  torch::Tensor selected = weight.index_select(0, rows);
+  if (weight.scalar_type() == torch::kFloat || !is_converted(weight)) return selected;
+  if (weight.scalar_type() == torch::kBFloat16) {
+    register_weight(selected, WeightPrecision::Bf16, {});
+  } else {
+    register_weight(selected, WeightPrecision::Int8, int8_scales(weight).index_select(0, rows));
+  }
+  return selected;
+}
+
+LinearWeightRecorder::LinearWeightRecorder() : previous_(recorder) { recorder = this; }
+LinearWeightRecorder::~LinearWeightRecorder() { recorder = previous_; }
+
+void LinearWeightRecorder::note(const torch::Tensor& weight) {
+  if (recorder) recorder->weights_.insert(key_of(weight));
+}
+
+bool LinearWeightRecorder::is_weight(const torch::Tensor& parameter) const {
+  return weights_.count(key_of(parameter)) > 0;
+}
+
+std::string select_quantized_engine() {
+  const auto& supported = at::globalContext().supportedQEngines();
+  auto has = [&](at::QEngine e) { return std::find(supported.begin(), supported.end(), e) != supported.end(); };
+  std::vector<std::pair<at::QEngine, std::string>> preference;
+#if TORCH_VERSION_MAJOR >= 2
+  preference.emplace_back(at::QEngine::X86, "x86");  // fbgemm and onednn, chosen per shape (LibTorch 2.x)
+#endif
+  preference.emplace_back(at::QEngine::FBGEMM, "fbgemm");
+  // onednn per-channel: 1.44x fp32 at [320 x 512] x [512 x 2048] here; per-tensor 2x
+  // slower than fp32; qnnpack 2.0-2.7x slower than fp32 (measured 2026-11-25).
+  preference.emplace_back(at::QEngine::ONEDNN, "onednn");
+  preference.emplace_back(at::QEngine::QNNPACK, "qnnpack");
+  for (const auto& [engine, name] : preference)
+    if (has(engine)) {
+      at::globalContext().setQEngine(engine);
+      return name;
+    }
+  throw Error("--precision int8: this LibTorch has no quantized engine (fbgemm, onednn or qnnpack)");
+}
+
+}  // namespace csan::nn

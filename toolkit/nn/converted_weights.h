@@ -1,0 +1,68 @@
+// Weights converted for fast CPU inference (csan-generate --precision bf16|int8), and
+// the one place nn::linear and token embeddings look them up.
+//
+// A converted weight stays the model's parameter tensor; only its data is replaced in
+// place, so every holder sees it (a tied embedding and output projection, the row
+// views MultiheadAttention takes of its fused q|k|v weight):
+//   bf16: the weight in bfloat16. Products take fp32 activations, run in bf16 and return
+//         fp32, so layer norms, attention's softmax and the search stay in fp32.
+//   int8: the weight's int8 values (a plain kChar tensor, so row views still work) with
+//         one symmetric scale per output row (per channel: max |w| / 127), kept here by
+//         the weight's storage. Each row view is prepacked once for LibTorch's quantized
+//         engine; quantized::linear_dynamic quantizes the activations per call.
+// Conversion is for inference only: converted weights have no gradient.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+
+namespace csan::nn {
+
+enum class WeightPrecision { Bf16, Int8 };
+
+// Converts the float parameter `weight` [N, K] in place (int8: also computes its scales).
+void convert_weight(torch::Tensor& weight, WeightPrecision precision);
+// An int8 weight as stored by convert-checkpoint: `weight` (already int8, from
+// convert_weight) takes `values` [N, K] int8 and `scales` [N] float.
+void set_int8_weight(torch::Tensor& weight, const torch::Tensor& values, const torch::Tensor& scales);
+// The per-row scales [N] of an int8 weight; throws when `weight` is not one.
+torch::Tensor int8_scales(const torch::Tensor& weight);
+// True when `weight` was converted here (a bf16 model trained in bf16 is not).
+bool is_converted(const torch::Tensor& weight);
+
+// y = x W^T + b for a converted W (nn::linear sends every converted weight here); x is
+// float, and so is y.
+torch::Tensor converted_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
+// Rows `tokens` of a converted embedding table (one tied to the output projection), as
+// float (int8: values times their row's scale).
+torch::Tensor converted_embedding(const torch::Tensor& weight, const torch::Tensor& tokens);
+// Rows `rows` (int64) of a weight [V, D], in the weight's precision (a shortlist's
+// output projection): float, bf16 or int8 with the rows' scales.
+torch::Tensor select_weight_rows(const torch::Tensor& weight, const torch::Tensor& rows);
+
+// While alive, records the storages of the weights that reach nn::linear on this thread:
+// run one forward pass under it to learn which parameters are projections. (Their
+// biases stay fp32: bf16 products convert them per call, int8 ones pack them.)
+class LinearWeightRecorder {
+ public:
+  LinearWeightRecorder();
+  ~LinearWeightRecorder();
+  LinearWeightRecorder(const LinearWeightRecorder&) = delete;
+  LinearWeightRecorder& operator=(const LinearWeightRecorder&) = delete;
+
+  static void note(const torch::Tensor& weight);
+  bool is_weight(const torch::Tensor& parameter) const;
+
+ private:
+  std::set<const void*> weights_;
+  LinearWeightRecorder* previous_;
+};
+
+// The quantized engine int8 products use: the best that this LibTorch offers (x86 or
+// fbgemm, then onednn, then qnnpack), made current. Throws csan::Error when there is none.
+std::string select_quantized_engine();
+
+}  // namespace csan::nn

@@ -1,0 +1,31 @@
+// Inference-only checkpoints (tools/convert-checkpoint --precision int8|bf16): the
+// model's projections stored already converted (int8 values with their per-row scales,
+// or bf16), without optimizer state: smaller, and csan-generate loads them directly.
+// Training refuses them (there is nothing to resume: the fp32 weights are gone).
+// The meta's data gains "inference_precision" and "quantize_skip" (space-separated);
+// the int8 scales are the "int8_scales" section, one tensor per converted parameter.
+#pragma once
+
+#include <string>
+
+#include "toolkit/checkpoint/checkpoint.h"
+#include "toolkit/generation/inference_precision.h"
+#include "toolkit/models/model.h"
+
+namespace csan::tasks {
+
+// "" for a training checkpoint, else the precision its projections are stored in.
+std::string inference_precision_of(const checkpoint::CheckpointMeta& meta);
+
+// Loads `input` (a training checkpoint of an encoder-decoder model), converts it and
+// writes `output` atomically. Throws csan::Error naming the file or option.
+void write_inference_checkpoint(const std::string& input, const std::string& output,
+                                const generation::InferencePrecision& precision);
+
+// For the checkpoint loader: converts a freshly built `model` the way `reader`'s was,
+// so that its stored tensors fit (before CheckpointReader::load_model) ...
+void prepare_for_inference_checkpoint(models::Model& model, checkpoint::CheckpointReader& reader);
+// ... and restores the int8 scales afterwards.
+void restore_inference_checkpoint(models::Model& model, checkpoint::CheckpointReader& reader);
+
+}  // namespace csan::tasks
