@@ -31,6 +31,8 @@ void score_inputs(const uint8_t* data, size_t size);
 // The BLEU tokenizers, the TER normaliser, chrF's words and the three metrics on a
 // hypothesis and a reference separated by a NUL byte.
 void tokenizers(const uint8_t* data, size_t size);
+// data::parse_conllu: a CoNLL-U file; what parses must render back to the same words.
+void conllu(const uint8_t* data, size_t size);
 
 // Targets that need LibTorch (tests/fuzz/torch_targets/). They never share a process with
 // the ones above: SentencePiece's bundled protobuf and LibTorch's clash.

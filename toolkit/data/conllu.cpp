@@ -12,7 +12,7 @@ namespace {
 
 constexpr size_t kColumns = 10;
 constexpr size_t kUposColumn = 3, kXposColumn = 4;
-const char* const kColumnNames[kColumns] = {"ID",   "FORM", "LEMMA", "UPOS", "XPOS",
+const char* const kColumnNames[kColumns] = {"ID",    "FORM", "LEMMA",  "UPOS", "XPOS",
                                             "FEATS", "HEAD", "DEPREL", "DEPS", "MISC"};
 
 std::vector<std::string> split_tabs(const std::string& line) {
@@ -30,9 +30,7 @@ bool all_digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-bool blank(const std::string& line) {
-  return line.find_first_not_of(" \t") == std::string::npos;
-}
+bool blank(const std::string& line) { return line.find_first_not_of(" \t") == std::string::npos; }
 
 // Builds sentences line by line, checking each word line where it is read.
 class Parser {
@@ -73,7 +71,9 @@ class Parser {
     const size_t dash = id.find('-'), dot = id.find('.');
     if (dash != std::string::npos) {  // multiword token: its words follow on their own lines
       const std::string first = id.substr(0, dash), last = id.substr(dash + 1);
-      if (!all_digits(first) || !all_digits(last) || std::stol(last) <= std::stol(first))
+      // At most 9 digits: std::stol would throw past long's range (found by fuzzing).
+      if (!all_digits(first) || !all_digits(last) || first.size() > 9 || last.size() > 9 ||
+          std::stol(last) <= std::stol(first))
         fail(number, "bad ID '" + id + "' (a multiword-token range is N-M with N < M)");
       if (std::stol(first) != next_id_)
         fail(number, "range '" + id + "' starts at " + first + " but the next word is " + std::to_string(next_id_));

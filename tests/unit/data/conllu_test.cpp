@@ -91,6 +91,9 @@ TEST(Conllu, MalformedInputIsOneErrorNamingFileAndLine) {
   EXPECT_EQ(error_of("3-1\tab\t_\t_\t_\t_\t_\t_\t_\t_\n"),
             "f.conllu:1: bad ID '3-1' (a multiword-token range is N-M with N < M)");
   EXPECT_EQ(error_of("1.x\ta\ta\tX\tY\t_\t0\t_\t_\t_\n"), "f.conllu:1: bad ID '1.x' (an empty node is N.M)");
+  // A range bound past long's range (found by fuzzing: std::stol threw out_of_range).
+  EXPECT_EQ(error_of("99999999999999999999-2\tab\t_\t_\t_\t_\t_\t_\t_\t_\n"),
+            "f.conllu:1: bad ID '99999999999999999999-2' (a multiword-token range is N-M with N < M)");
   // An empty column.
   EXPECT_EQ(error_of("1\t\ta\tX\tY\t_\t0\t_\t_\t_\n"), "f.conllu:1: empty FORM column (write _ for none)");
   // A sentence of comments only, and no sentence at all.
