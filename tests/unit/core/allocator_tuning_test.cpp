@@ -17,6 +17,8 @@ void* volatile sink = nullptr;
 TEST(AllocatorTuning, LargeBlockComesFromTheHeapAndStaysThereAfterFree) {
 #if !defined(__GLIBC__)
   GTEST_SKIP() << "glibc only";
+#elif defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer replaces glibc's malloc: mallopt has nothing to tune";
 #else
   ASSERT_TRUE(csan::core::keep_large_allocations_mapped());
   constexpr size_t big = size_t{64} << 20;  // above glibc's largest mmap threshold (32 MiB)
