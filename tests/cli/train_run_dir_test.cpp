@@ -200,6 +200,23 @@ TEST(TrainRunDir, ResumingKeepsEachUpdateOnceInMetricsAndTensorBoard) {
   EXPECT_EQ(slurp(save + "/metrics.jsonl"), before);
 }
 
+// A run that stopped by patience is done: resuming it (a rerun of an experiment script)
+// trains nothing more. Maximizing the loss (which falls) makes the second validation the
+// first without improvement.
+TEST(TrainRunDir, ResumingARunStoppedByPatienceTrainsNothing) {
+  const std::string save = make_temp_dir("patience");
+  const std::vector<std::string> stop_early = {"--patience", "1", "--set",
+                                               "checkpoint.maximize_best_checkpoint_metric=true"};
+  auto first = train(save, 40, stop_early);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  ASSERT_NE(first.err.find("no improvement in 1 validations"), std::string::npos) << first.err;
+  const auto before = slurp(save + "/metrics.jsonl");
+  auto again = train(save, 40, stop_early);
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.err.find("the run stopped early"), std::string::npos) << again.err;
+  EXPECT_EQ(slurp(save + "/metrics.jsonl"), before);
+}
+
 TEST(TrainRunDir, TheRunSaysWhatProducedIt) {
   const std::string save = make_temp_dir("provenance");
   ASSERT_EQ(train(save, 2, {"--seed", "9"}).exit_code, 0);

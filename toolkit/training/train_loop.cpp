@@ -139,6 +139,14 @@ int run_training(const core::Config& cfg, Task& task, const std::string& command
                std::to_string(max_epoch) + "); nothing to train");
       return 0;
     }
+    // Stopped by patience: resuming must not train past the early stop (it would move
+    // checkpoint_best away from the protocol's result).
+    const int64_t stopped_patience = cfg.get<int64_t>("optimization.patience");
+    if (stopped_patience > 0 && progress.bad_validations >= stopped_patience) {
+      log.info("done: the run stopped early (no improvement in " + std::to_string(progress.bad_validations) +
+               " validations, patience " + std::to_string(stopped_patience) + "); nothing to train");
+      return 0;
+    }
   }
 
   data::BatchingOptions batching{cfg.get<int64_t>("dataset.max_tokens"), cfg.get<int64_t>("dataset.max_sentences"),
