@@ -62,6 +62,12 @@ TEST(Train, TinyTransformerLearnsTheToyCorpusAndWritesCheckpoints) {
   int valid_records = 0;
   for (const auto& rec : records) {
     if (rec["kind"] == "train" && first_train < 0) first_train = rec["loss"].get<double>();
+    if (rec["kind"] == "train") {
+      // The process's memory is logged for plotting its growth: LibTorch alone holds more
+      // than 10 MiB, and the peak is never below the present.
+      EXPECT_GT(rec["rss_mib"].get<double>(), 10.0) << rec;
+      EXPECT_GE(rec["peak_rss_mib"].get<double>(), rec["rss_mib"].get<double>() - 1.0) << rec;
+    }
     if (rec["kind"] == "valid") {
       if (first_valid < 0) first_valid = rec["loss"].get<double>();
       last_valid = rec["loss"].get<double>();

@@ -1,7 +1,14 @@
 #include "toolkit/checkpoint/archive_check.h"
 
+#include <c10/util/Exception.h>
+#include <caffe2/serialize/in_memory_adapter.h>
+#include <caffe2/serialize/inline_container.h>
+
+#include <cctype>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <vector>
 
 namespace csan::checkpoint {
 
@@ -125,9 +132,19 @@ bool ends_with(const std::string& s, const char* suffix) {
   return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
 }
 
-}  // namespace
+// One stored record of the zip archive: its name and where its bytes lie.
+struct Record {
+  std::string name;
+  uint64_t method;  // 0: stored, 8: deflated
+  uint64_t start;
+  uint64_t size;          // as stored
+  uint64_t uncompressed;  // as the directory declares it
+};
 
-std::string archive_length_problem(const char* data, size_t size) {
+// Walks the central directory; `visit` returns a problem ("" to go on). Records the walk
+// cannot follow (zip64, a damaged directory) end it quietly: LibTorch's reader refuses those.
+template <typename Visit>
+std::string for_each_record(const char* data, size_t size, Visit visit) {
   const auto* p = reinterpret_cast<const unsigned char*>(data);
   // The end-of-central-directory record: 22 bytes, plus a comment of up to 64 KiB.
   constexpr size_t kEndSize = 22;
@@ -146,6 +163,7 @@ std::string archive_length_problem(const char* data, size_t size) {
     if (at + 46 > size || little_endian(p + at, 4) != 0x02014b50) return "";
     const uint64_t method = little_endian(p + at + 10, 2);
     const uint64_t stored_size = little_endian(p + at + 20, 4);
+    const uint64_t uncompressed_size = little_endian(p + at + 24, 4);
     const uint64_t name_length = little_endian(p + at + 28, 2);
     const uint64_t extra_length = little_endian(p + at + 30, 2);
     const uint64_t comment_length = little_endian(p + at + 32, 2);
@@ -153,12 +171,132 @@ std::string archive_length_problem(const char* data, size_t size) {
     if (at + 46 + name_length > size) return "";
     const std::string name(data + at + 46, name_length);
     at += 46 + name_length + extra_length + comment_length;
-    if (!ends_with(name, ".pkl") || method != 0 || stored_size == 0xFFFFFFFF || local == 0xFFFFFFFF) continue;
+    if (stored_size == 0xFFFFFFFF || uncompressed_size == 0xFFFFFFFF || local == 0xFFFFFFFF) continue;
     if (local + 30 > size || little_endian(p + local, 4) != 0x04034b50) return "";
     const uint64_t start = local + 30 + little_endian(p + local + 26, 2) + little_endian(p + local + 28, 2);
     if (start > size || stored_size > size - start) return name + ": the record runs past the end of the file";
-    const std::string problem = pickle_length_problem(p + start, stored_size);
-    if (!problem.empty()) return name + ": " + problem;
+    std::string problem = visit(Record{name, method, start, stored_size, uncompressed_size});
+    if (!problem.empty()) return problem;
+  }
+  return "";
+}
+
+bool is_identifier(const std::string& s, size_t& i) {
+  if (i >= s.size() || !(std::isalpha(static_cast<unsigned char>(s[i])) || s[i] == '_')) return false;
+  while (i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_')) ++i;
+  return true;
+}
+
+bool accept(const std::string& s, size_t& i, const char* literal) {
+  const size_t n = std::strlen(literal);
+  if (s.compare(i, n, literal) != 0) return false;
+  i += n;
+  return true;
+}
+
+// TYPE := NAME ('.' NAME)* ('[' TYPE (', ' TYPE)* ']')?   e.g. Tensor, Optional[bool],
+// Tuple[float, float], __torch__.___torch_mangle_3.Module
+bool is_type(const std::string& s, size_t& i, int depth = 0) {
+  if (depth > 16 || !is_identifier(s, i)) return false;
+  while (i < s.size() && s[i] == '.')
+    if (!is_identifier(s, ++i)) return false;
+  if (!accept(s, i, "[")) return true;
+  do {
+    if (!is_type(s, i, depth + 1)) return false;
+  } while (accept(s, i, ", "));
+  return accept(s, i, "]");
+}
+
+// A double-quoted name without escapes: an attribute, parameter or buffer name.
+bool is_quoted_name(const std::string& s, size_t& i) {
+  if (!accept(s, i, "\"")) return false;
+  while (i < s.size() && s[i] != '"' && s[i] != '\\' && static_cast<unsigned char>(s[i]) >= 0x20) ++i;
+  return accept(s, i, "\"");
+}
+
+// ["a", "b", ] as LibTorch prints a parameter or buffer list.
+bool is_name_list(const std::string& s, size_t& i) {
+  if (!accept(s, i, "[")) return false;
+  while (is_quoted_name(s, i))
+    if (!accept(s, i, ", ")) return false;
+  return accept(s, i, "]");
+}
+
+// The lines LibTorch prints for a module archived by torch::serialize::OutputArchive:
+// a class header, its parameter and buffer lists and one annotation per attribute.
+bool is_archive_code_line(const std::string& line) {
+  size_t i = 0;
+  if (line.empty()) return true;
+  if (accept(line, i, "class ")) {
+    return is_identifier(line, i) && accept(line, i, "(") && is_identifier(line, i) && accept(line, i, "):") &&
+           i == line.size();
+  }
+  if (!accept(line, i, "  ")) return false;
+  if (accept(line, i, "__parameters__ = ") || accept(line, i, "__buffers__ = "))
+    return is_name_list(line, i) && i == line.size();
+  if (accept(line, i, "__annotations__")) {
+    if (accept(line, i, " = []")) return i == line.size();
+    return accept(line, i, "[") && is_quoted_name(line, i) && accept(line, i, "] = ") && is_type(line, i) &&
+           i == line.size();
+  }
+  return is_identifier(line, i) && accept(line, i, " : ") && is_type(line, i) && i == line.size();
+}
+
+std::string code_problem(const std::string& name, const char* text, size_t size) {
+  size_t line_number = 0, begin = 0;
+  while (begin < size) {
+    const void* newline = std::memchr(text + begin, '\n', size - begin);
+    const size_t end = newline ? static_cast<const char*>(newline) - text : size;
+    ++line_number;
+    if (!is_archive_code_line(std::string(text + begin, end - begin)))
+      return name + ": line " + std::to_string(line_number) + " is not a module declaration csan writes";
+    begin = end + 1;
+  }
+  return "";
+}
+
+}  // namespace
+
+// data.pkl, constants.pkl and the code's debug records (*.py.debug_pkl), which LibTorch
+// unpickles too.
+static bool is_pickle(const std::string& name) { return ends_with(name, ".pkl") || ends_with(name, ".debug_pkl"); }
+
+std::string archive_problem(const char* data, size_t size) {
+  // Pickles and code are small (tensor data lies in records of its own): a larger record
+  // is crafted, and LibTorch would allocate what its header declares before inflating it.
+  constexpr uint64_t kMaxRecordBytes = uint64_t{256} << 20;
+  auto check = [](const std::string& name, const char* bytes, size_t length) -> std::string {
+    if (!is_pickle(name)) return code_problem(name, bytes, length);
+    const std::string problem = pickle_length_problem(reinterpret_cast<const unsigned char*>(bytes), length);
+    return problem.empty() ? "" : name + ": " + problem;
+  };
+  std::vector<std::string> deflated;
+  std::string problem = for_each_record(data, size, [&](const Record& record) -> std::string {
+    const bool pickle = is_pickle(record.name);
+    const bool code = record.name.find("/code/") != std::string::npos && ends_with(record.name, ".py");
+    if (!pickle && !code) return "";
+    if (record.uncompressed > kMaxRecordBytes)
+      return record.name + ": declares " + std::to_string(record.uncompressed) + " bytes (csan writes far less)";
+    if (record.method == 0) return check(record.name, data + record.start, record.size);
+    // Deflate shrinks at most 1032:1; a larger ratio is a crafted size.
+    if (record.method != 8 || record.uncompressed > 1032 * record.size + 1024)
+      return record.name + ": a compressed record that deflate cannot have written";
+    deflated.push_back(record.name);
+    return "";
+  });
+  if (!problem.empty() || deflated.empty()) return problem;
+  // LibTorch writes code records deflated: read them through its own zip reader (miniz),
+  // whose record names drop the archive's top folder.
+  try {
+    caffe2::serialize::PyTorchStreamReader reader(
+        std::make_shared<caffe2::serialize::MemoryReadAdapter>(data, static_cast<off_t>(size)));
+    for (const auto& name : deflated) {
+      const auto [bytes, length] = reader.getRecord(name.substr(name.find('/') + 1));
+      problem = check(name, static_cast<const char*>(bytes.get()), length);
+      if (!problem.empty()) return problem;
+    }
+  } catch (const c10::Error&) {
+    return "";  // an archive LibTorch's reader refuses: it refuses it again when loading
   }
   return "";
 }

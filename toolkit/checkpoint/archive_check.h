@@ -1,9 +1,13 @@
-// A check of a checkpoint archive before LibTorch reads it. LibTorch's unpickler takes the
-// length of a string or byte run from the file and allocates and clears that much before
-// it finds the file too short: a crafted archive behind a valid checksum made it clear
-// 3 GB (found by the checkpoint fuzz target). This walks the pickles of the archive's
-// uncompressed records and refuses any length that runs past its record, so that such a
-// file is a one-line error instead.
+// A check of a checkpoint archive before LibTorch reads it, for files crafted behind a valid
+// checksum (both found by the checkpoint fuzz target):
+// - LibTorch's unpickler takes the length of a string or byte run from the file and
+//   allocates and clears that much before it finds the file too short (3 GB for one
+//   crafted length). Every pickle of the archive is walked and a length that runs past
+//   its record is refused.
+// - LibTorch compiles the archive's code/*.py records (the TorchScript class of each
+//   archived module) before anything of ours runs, and its script parser crashes on some
+//   class bodies (a class constant without a type). Our writer emits only class headers,
+//   parameter/buffer lists and attribute annotations; any other line is refused.
 #pragma once
 
 #include <cstddef>
@@ -11,9 +15,10 @@
 
 namespace csan::checkpoint {
 
-// "" when every pickle record (*.pkl) of the zip archive holds only lengths that fit; else
-// what is wrong. Records the check cannot follow (compressed, zip64, an opcode it does not
-// know) are left to LibTorch.
-std::string archive_length_problem(const char* data, size_t size);
+// "" when the zip archive's pickle and code records hold only what csan writes; else what
+// is wrong, naming the record (and line). Deflated records (LibTorch deflates code) are
+// inflated by LibTorch's own zip reader once their declared size is plausible; records the
+// walk cannot follow (zip64, a damaged directory) are left to LibTorch, which refuses them.
+std::string archive_problem(const char* data, size_t size);
 
 }  // namespace csan::checkpoint

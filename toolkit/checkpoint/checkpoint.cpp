@@ -123,7 +123,7 @@ CheckpointReader::CheckpointReader(const std::string& path) : path_(path) {
   std::memcpy(&length, bytes_.data() + bytes_.size() - 8, 8);
   if (length != bytes_.size() - kTrailerSize) fail("truncated or corrupt (length mismatch)");
   if (hash != content_hash(bytes_.data(), length)) fail("corrupt (checksum mismatch)");
-  const std::string problem = archive_length_problem(bytes_.data(), length);
+  const std::string problem = archive_problem(bytes_.data(), length);
   if (!problem.empty()) fail("corrupt (" + problem + ")");
   try {
     archive_.load_from(bytes_.data(), length);

@@ -114,7 +114,9 @@ void convert_ensemble(const std::vector<std::shared_ptr<models::EncoderDecoderMo
   log << "precision " << precision.name << ": " << report.converted.size() << " projection(s) per model in "
       << precision.name;
   if (!report.skipped.empty()) log << ", " << report.skipped.size() << " kept fp32 (" << join(report.skipped, 4) << ")";
-  if (!report.engine.empty()) log << ", quantized engine " << report.engine;
+  if (!report.engine.empty())
+    log << ", quantized engine " << report.engine
+        << (nn::int8_activations_reduced() ? " (7-bit activations: this CPU has no VNNI)" : "");
   log << "\n";
 }
 

@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "toolkit/core/cpu_flags.h"
 #include "toolkit/core/error.h"
 
 namespace csan::nn {
@@ -146,12 +147,14 @@ torch::Tensor converted_linear(const torch::Tensor& x, const torch::Tensor& weig
     Converted& c = entry_of(weight);
     packed = pack_rows(c, weight, first_row(weight, c.row_length), weight.size(0), bias);
   }
-  // reduce_range (7-bit activations) avoids overflow in fbgemm's AVX2 kernels without
-  // VNNI; onednn and qnnpack ignore it. Without it activations keep their 8 bits.
+  // 8-bit activations overflow the int16 pair sums of a CPU without VNNI (2 x 255 x 128):
+  // on an AVX2-only CPU the step scores were off by up to 5 nats and most translations
+  // changed; with 7 bits the largest pair sum (2 x 127 x 128) fits.
+  static const bool reduce_range = int8_activations_reduced();
   const torch::Tensor flat = x.reshape({-1, x.size(-1)}).contiguous();
   static const c10::OperatorHandle dynamic =
       c10::Dispatcher::singleton().findSchemaOrThrow("quantized::linear_dynamic", "");
-  torch::Tensor y = call_boxed(dynamic, {flat, packed, false}).toTensor();
+  torch::Tensor y = call_boxed(dynamic, {flat, packed, reduce_range}).toTensor();
   std::vector<int64_t> shape = x.sizes().vec();
   shape.back() = weight.size(0);
   return y.view(shape);
@@ -184,6 +187,10 @@ void LinearWeightRecorder::note(const torch::Tensor& weight) {
 
 bool LinearWeightRecorder::is_weight(const torch::Tensor& parameter) const {
   return weights_.count(key_of(parameter)) > 0;
+}
+
+bool int8_activations_reduced() {
+  return !(core::cpu_has("avx512_vnni") || core::cpu_has("avx_vnni") || core::cpu_has("amx_int8"));
 }
 
 std::string select_quantized_engine() {

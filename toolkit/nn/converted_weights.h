@@ -65,4 +65,9 @@ class LinearWeightRecorder {
 // fbgemm, then onednn, then qnnpack), made current. Throws csan::Error when there is none.
 std::string select_quantized_engine();
 
+// True on a CPU without VNNI (avx512_vnni, avx_vnni or amx_int8): there the u8 x s8
+// products add pairs into a saturating int16 (vpmaddubsw), so int8 activations are
+// quantized to 7 bits instead of 8 (reduce_range, as PyTorch's dynamic quantization does).
+bool int8_activations_reduced();
+
 }  // namespace csan::nn

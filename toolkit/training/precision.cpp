@@ -1,5 +1,6 @@
 #include "toolkit/training/precision.h"
 
+#include "toolkit/core/cpu_flags.h"
 #include "toolkit/core/error.h"
 #include "toolkit/training/optimizer.h"
 #include "toolkit/training/precision_autocast.h"
@@ -77,19 +78,21 @@ std::unique_ptr<PrecisionPolicy> make_precision_policy(const std::string& name) 
   return make_policy(name, scaler);
 }
 
-bool cpu_has_native_bf16() {
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512bf16");
-#else
-  return false;
-#endif
+bool cpu_has_native_bf16() { return core::cpu_has("avx512_bf16") || core::cpu_has("amx_bf16"); }
+
+std::string precision_speed_warning(const std::string& precision, const torch::Device& device, bool native_bf16) {
+  if (!device.is_cpu()) return "";
+  if (precision == "bf16" && !native_bf16)
+    return "warning: precision bf16 on a CPU without AVX512-BF16 or AMX: LibTorch emulates bf16 matrix products "
+           "here, much slower than fp32 (use --precision fp32 on this machine)";
+  if (precision == "fp32" && native_bf16)
+    return "hint: this CPU has bf16 matrix instructions: --precision bf16 trains about 2.2x (small) to 2.7x "
+           "(transformer_base) faster than fp32 here, at the same validation loss (README: Precision on CPU)";
+  return "";
 }
 
 std::string precision_speed_warning(const std::string& precision, const torch::Device& device) {
-  if (precision != "bf16" || !device.is_cpu() || cpu_has_native_bf16()) return "";
-  return "warning: precision bf16 on a CPU without AVX512-BF16: LibTorch emulates bf16 matrix products here, "
-         "much slower than fp32 (use --precision fp32 on this machine)";
+  return precision_speed_warning(precision, device, cpu_has_native_bf16());
 }
 
 }  // namespace csan::training

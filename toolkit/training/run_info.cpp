@@ -9,10 +9,9 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
+#include "toolkit/core/cpu_flags.h"
 #include "toolkit/core/progress.h"
 
 #ifndef CSAN_VERSION
@@ -28,26 +27,12 @@ std::string quoted(const std::string& s) { return "\"" + json_escape(s) + "\""; 
 // The model name and the flags that decide this CPU's speed (AVX2/FMA kernels,
 // AVX-512, bf16 and int8 matrix instructions).
 std::pair<std::string, std::string> cpu() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string model = "unknown", line;
-  std::set<std::string> flags;
   static const std::set<std::string> kRelevant = {"avx",         "avx2",        "fma",      "avx512f",
                                                   "avx512_bf16", "avx512_vnni", "amx_bf16", "amx_int8"};
-  while (std::getline(in, line)) {
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    const std::string key = line.substr(0, line.find_first_of(" \t"));
-    const std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
-    if (key == "model" && line.rfind("model name", 0) == 0 && model == "unknown") model = value;
-    if (key == "flags" && flags.empty()) {
-      std::istringstream words(value);
-      for (std::string w; words >> w;)
-        if (kRelevant.count(w)) flags.insert(w);
-    }
-  }
   std::string joined;
-  for (const auto& f : flags) joined += (joined.empty() ? "" : " ") + f;
-  return {model, joined};
+  for (const auto& f : core::cpu_flags())
+    if (kRelevant.count(f)) joined += (joined.empty() ? "" : " ") + f;
+  return {core::cpu_model_name(), joined};
 }
 
 std::string text(const core::Config& cfg, const std::string& key) {

@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "toolkit/core/atomic_file.h"
+#include "toolkit/core/process_memory.h"
 
 namespace csan::training {
 
@@ -128,7 +129,9 @@ void TrainLog::flush_interval(int64_t epoch, int64_t num_updates) {
                                                          {"wps", wps},
                                                          {"ups", ups},
                                                          {"skipped", static_cast<long long>(interval_skipped_)},
-                                                         {"wall", seconds_since(run_start_)}};
+                                                         {"wall", seconds_since(run_start_)},
+                                                         {"rss_mib", core::resident_mib()},
+                                                         {"peak_rss_mib", core::peak_resident_mib()}};
     if (loss_scale_ > 0) record["loss_scale"] = loss_scale_;
     if (!task_.empty()) record["task"] = task_;
     json_->write(record);

@@ -1,8 +1,8 @@
 // What training reports: a live progress line on a terminal (epoch, update, loss, nll,
 // ppl, lr, gnorm, target tokens/s, updates/s, ETA), plain "key value | ..." lines every
 // log_interval updates when stderr is not a terminal, one JSON object per line in
-// SAVE_DIR/metrics.jsonl for plotting (train lines and every validation, each with the
-// task's name), and with a log dir, TensorBoard scalars in fairseq's layout and tag
+// SAVE_DIR/metrics.jsonl for plotting (train lines, with the process's resident memory,
+// and every validation, each with the task's name), and with a log dir, TensorBoard scalars in fairseq's layout and tag
 // names (train_inner every log interval, train every epoch, one run per validation
 // subset). A resumed run first drops what an earlier process logged after the
 // checkpoint's update from both, so that each step appears once.

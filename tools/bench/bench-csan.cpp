@@ -5,9 +5,9 @@
 // Transformer is bench-train --arch transformer_base,csan1d_base,csan2d_base.
 //   OMP_NUM_THREADS=1 bench-csan [--lengths 16,32,64,96,128,192,256] [--repeats 2] [--max-tokens 4096]
 #include <ATen/Parallel.h>
-#include <boost/program_options.hpp>
 
 #include <algorithm>
+#include <boost/program_options.hpp>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "comma_list.h"
 #include "toolkit/core/error.h"
 #include "toolkit/nn/csan_attention.h"
 
@@ -28,20 +29,13 @@ namespace {
 // clock measures the scheduler; with OMP_NUM_THREADS=1 CPU time is the work done.
 double cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 
-std::vector<std::string> split(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream in(list);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 // csan_attention alone: [B, 8, T, 64] with B*T ~ max_tokens, forward + backward, against
 // the module's full-scope path (QK^T, padding mask, softmax, x V) on the same inputs.
 int bench_attention(const std::vector<int64_t>& lengths, int64_t repeats, int64_t max_tokens) {
-  std::printf("bench-csan: CPU ms per forward+backward, 8 heads x 64, %lld tokens, window 11, "
-              "%d threads, best of %lld\n",
-              static_cast<long long>(max_tokens), at::get_num_threads(), static_cast<long long>(repeats));
+  std::printf(
+      "bench-csan: CPU ms per forward+backward, 8 heads x 64, %lld tokens, window 11, "
+      "%d threads, best of %lld\n",
+      static_cast<long long>(max_tokens), at::get_num_threads(), static_cast<long long>(repeats));
   std::printf("  %6s %10s %10s %10s %10s %10s\n", "length", "full", "1d dense", "1d banded", "2d dense", "2d banded");
   auto masks = csan::nn::CsanMaskCache::shared();
   for (int64_t t : lengths) {
@@ -83,8 +77,8 @@ int bench_main(int argc, char** argv) {
   std::string lengths = "16,32,64,96,128,192,256";
   int64_t repeats = 2, max_tokens = 4096;
   po::options_description options("bench-csan [options]");
-  options.add_options()("help,h", "show this help")(
-      "repeats", po::value<int64_t>(&repeats)->default_value(repeats), "timed runs per cell (best kept)")(
+  options.add_options()("help,h", "show this help")("repeats", po::value<int64_t>(&repeats)->default_value(repeats),
+                                                    "timed runs per cell (best kept)")(
       "max-tokens", po::value<int64_t>(&max_tokens)->default_value(max_tokens), "padded tokens per batch")(
       "lengths", po::value<std::string>(&lengths)->default_value(lengths), "sentence lengths");
   po::variables_map vm;
@@ -99,7 +93,7 @@ int bench_main(int argc, char** argv) {
     return 0;
   }
   std::vector<int64_t> ts;
-  for (const auto& s : split(lengths)) ts.push_back(std::stoll(s));
+  for (const auto& s : csan::bench::split_list(lengths)) ts.push_back(std::stoll(s));
   return bench_attention(ts, repeats, max_tokens);
 }
 

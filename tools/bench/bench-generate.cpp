@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "comma_list.h"
 #include "toolkit/core/allocator_tuning.h"
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
@@ -91,11 +92,8 @@ void dump_weights(const std::string& checkpoint, const std::string& file) {
   csan::write_file_atomically(file, header.str() + data);
 }
 
-std::vector<std::string> split_list(const std::string& joined) {
-  std::vector<std::string> items;
-  std::stringstream in(joined);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) items.push_back(item);
+std::vector<std::string> precision_list(const std::string& joined) {
+  std::vector<std::string> items = csan::bench::split_list(joined);
   if (items.empty()) throw csan::Error("--precision: no precision given");
   return items;
 }
@@ -169,7 +167,7 @@ int bench_main(int argc, char** argv) {
     std::string output;
   };
   std::vector<Setup> setups;
-  for (const auto& precision : split_list(precisions)) {
+  for (const auto& precision : precision_list(precisions)) {
     auto ensemble = std::make_shared<csan::generation::LoadedEnsemble>(csan::tasks::load_translation_ensemble(o.paths));
     auto options_for = o;
     options_for.precision.name = precision;

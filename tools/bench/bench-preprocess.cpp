@@ -6,14 +6,14 @@
 // Input lines are the Multi30k English training sentences repeated (or toy-corpus
 // sentences when that file is absent); without --spm-model an 8000-piece unigram model
 // is trained on them first (not timed).
-#include <boost/program_options.hpp>
+#include <unistd.h>
 
+#include <boost/program_options.hpp>
 #include <chrono>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <sstream>
-#include <unistd.h>
 
 #include "toolkit/core/error.h"
 #include "toolkit/core/text_file.h"
@@ -34,9 +34,7 @@ double cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // ../shared beside the source tree, found from this file's path.
 std::string default_input() {
@@ -55,11 +53,11 @@ int body(int argc, char** argv) {
   size_t lines = 1000000;
   int workers = 2;
   po::options_description desc("bench-preprocess options");
-  desc.add_options()("help,h", "show this help")
-      ("spm-model", po::value(&spm_model), "SentencePiece model (default: train one)")
-      ("input", po::value(&input)->default_value(input), "text whose lines are repeated")
-      ("lines", po::value(&lines)->default_value(lines), "lines to encode and binarize")
-      ("workers", po::value(&workers)->default_value(workers), "threads");
+  desc.add_options()("help,h", "show this help")("spm-model", po::value(&spm_model),
+                                                 "SentencePiece model (default: train one)")(
+      "input", po::value(&input)->default_value(input), "text whose lines are repeated")(
+      "lines", po::value(&lines)->default_value(lines), "lines to encode and binarize")(
+      "workers", po::value(&workers)->default_value(workers), "threads");
   po::variables_map vm;
   po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
   if (vm.count("help")) {

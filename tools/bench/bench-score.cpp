@@ -3,16 +3,16 @@
 // multi30k train.de (or of generated text when the file is absent). Prints figures only.
 //
 //   bench-score [--text ../shared/data/multi30k/train.de] [--lines 100000] [--ter-lines 10000]
-#include <boost/program_options.hpp>
 #include <sys/resource.h>
 
+#include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <functional>
 #include <random>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "toolkit/core/error.h"
@@ -49,9 +49,9 @@ std::vector<std::string> reference_lines(const std::string& path, std::size_t co
   if (std::ifstream(path).good()) source = csan::read_lines(path);
   if (source.empty()) {
     std::mt19937 rng(7);
-    const std::vector<std::string> vocabulary{"ein", "Mann", "eine", "Frau", "Hund", "spielt", "auf", "der",
-                                              "Straße", "mit", "einem", "Ball", ".", ",", "im", "Park", "läuft",
-                                              "zwei", "Kinder", "sitzen", "vor", "Haus", "rotes", "Auto"};
+    const std::vector<std::string> vocabulary{"ein",    "Mann", "eine",   "Frau",   "Hund", "spielt", "auf",   "der",
+                                              "Straße", "mit",  "einem",  "Ball",   ".",    ",",      "im",    "Park",
+                                              "läuft",  "zwei", "Kinder", "sitzen", "vor",  "Haus",   "rotes", "Auto"};
     for (int i = 0; i < 5000; ++i) {
       std::vector<std::string> words(6 + rng() % 12);
       for (auto& w : words) w = vocabulary[rng() % vocabulary.size()];
@@ -75,15 +75,17 @@ std::vector<std::string> perturb(const std::vector<std::string>& refs, double ra
     std::vector<std::string> result;
     for (std::size_t i = 0; i < words.size(); ++i) {
       const double u = uniform(rng);
-      if (u < rate / 3) continue;                                   // drop
-      if (u < 2 * rate / 3 && i + 1 < words.size()) {               // swap with the next
+      if (u < rate / 3) continue;                      // drop
+      if (u < 2 * rate / 3 && i + 1 < words.size()) {  // swap with the next
         result.push_back(words[i + 1]);
         result.push_back(words[i]);
         ++i;
         continue;
       }
-      if (u < rate) result.push_back(words[rng() % words.size()]);  // replace
-      else result.push_back(words[i]);
+      if (u < rate)
+        result.push_back(words[rng() % words.size()]);  // replace
+      else
+        result.push_back(words[i]);
     }
     out.push_back(join(result));
   }
@@ -117,10 +119,11 @@ double corpus_score(const Metric& metric, const std::vector<std::string>& hyps,
 void report_throughput(const char* what, std::size_t lines, double secs, double sacrebleu_secs,
                        std::size_t sacrebleu_lines) {
   const double sacrebleu_rate = sacrebleu_lines / sacrebleu_secs;
-  std::printf("%-22s %7zu lines  wall %7.3f s %9.0f lines/s  cpu %7.3f s %9.0f lines/s   sacreBLEU %7.0f lines/s"
-              " -> %5.1fx wall %5.1fx cpu\n",
-              what, lines, secs, lines / secs, last_cpu, lines / last_cpu, sacrebleu_rate,
-              lines / secs / sacrebleu_rate, lines / last_cpu / sacrebleu_rate);
+  std::printf(
+      "%-22s %7zu lines  wall %7.3f s %9.0f lines/s  cpu %7.3f s %9.0f lines/s   sacreBLEU %7.0f lines/s"
+      " -> %5.1fx wall %5.1fx cpu\n",
+      what, lines, secs, lines / secs, last_cpu, lines / last_cpu, sacrebleu_rate, lines / secs / sacrebleu_rate,
+      lines / last_cpu / sacrebleu_rate);
 }
 
 // Wall time of a whole paired test (statistics extraction + resampling), and of the
@@ -161,8 +164,8 @@ int run(int argc, char** argv) {
   std::string text = "../shared/data/multi30k/train.de";
   std::size_t n_lines = 100000, ter_lines = 10000, paired_lines = 3000;
   po::options_description options("bench-score");
-  options.add_options()("help", "show options")(
-      "text", po::value(&text)->default_value(text), "reference text (one sentence per line)")(
+  options.add_options()("help", "show options")("text", po::value(&text)->default_value(text),
+                                                "reference text (one sentence per line)")(
       "lines", po::value(&n_lines)->default_value(n_lines), "lines for corpus BLEU/chrF")(
       "ter-lines", po::value(&ter_lines)->default_value(ter_lines), "lines for corpus TER")(
       "paired-lines", po::value(&paired_lines)->default_value(paired_lines), "lines per system in paired tests");
@@ -203,8 +206,8 @@ int run(int argc, char** argv) {
                 1.35);
   report_paired("(d') paired-bs BLEU+chrF+TER",
                 paired_seconds({bleu.get(), chrf.get(), ter.get()}, systems, paired_streams, true, 1000), 5.35);
-  report_paired("(e) paired-ar 3x3000x10000 BLEU",
-                paired_seconds({bleu.get()}, systems, paired_streams, false, 10000), 3.45);
+  report_paired("(e) paired-ar 3x3000x10000 BLEU", paired_seconds({bleu.get()}, systems, paired_streams, false, 10000),
+                3.45);
   std::printf("(checksum %.6f)\n", score);
   return 0;
 }

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "comma_list.h"
 #include "toolkit/core/config.h"
 #include "toolkit/core/error.h"
 #include "toolkit/data/batching.h"
@@ -48,14 +49,6 @@ double wall_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-std::vector<std::string> split_list(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream in(list);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 struct Variant {
   std::string arch;
   std::unique_ptr<core::Config> cfg;
@@ -66,7 +59,7 @@ struct Variant {
   int64_t words = 0;
 };
 
-int bench(int argc, char** argv) {
+int bench_main(int argc, char** argv) {
   std::string data, recipe = "recipes/tagger-pe-add.yaml";
   std::string archs = "tagger_pe_add,tagger_conv2d";
   std::vector<std::string> sets;
@@ -91,7 +84,7 @@ int bench(int argc, char** argv) {
   torch::set_num_threads(threads);
 
   std::vector<Variant> variants;
-  for (const auto& arch : split_list(archs)) {
+  for (const auto& arch : bench::split_list(archs)) {
     Variant v;
     v.arch = arch;
     v.cfg = std::make_unique<core::Config>(tasks::recipe_schema());
@@ -111,8 +104,8 @@ int bench(int argc, char** argv) {
   if (variants.empty()) throw Error("--arch: no arch given");
   const auto& cfg = *variants[0].cfg;
   const auto& train = variants[0].task->train_data();
-  const data::BatchingOptions batching{cfg.get<int64_t>("dataset.max_tokens"), cfg.get<int64_t>("dataset.max_sentences"),
-                                       1};
+  const data::BatchingOptions batching{cfg.get<int64_t>("dataset.max_tokens"),
+                                       cfg.get<int64_t>("dataset.max_sentences"), 1};
   const auto seed = static_cast<uint64_t>(cfg.get<int64_t>("common.seed"));
 
   int64_t words = 0, batches_per_epoch = 0;
@@ -135,9 +128,9 @@ int bench(int argc, char** argv) {
   for (auto& v : variants) {
     const auto* valid = v.task->valid_data();
     if (!valid || !v.validator) continue;
-    const auto valid_batches = data::batch_by_size(
-        data::ordered_indices(valid->source_sizes(), valid->target_sizes(), seed), valid->source_sizes(),
-        valid->target_sizes(), batching);
+    const auto valid_batches =
+        data::batch_by_size(data::ordered_indices(valid->source_sizes(), valid->target_sizes(), seed),
+                            valid->source_sizes(), valid->target_sizes(), batching);
     v.trainer->model().eval();
     const double cpu = cpu_seconds(), wall = wall_seconds();
     v.accuracy = v.validator->values(v.validator->statistics(v.trainer->model(), valid_batches))[0].second;
@@ -145,10 +138,10 @@ int bench(int argc, char** argv) {
   }
 
   if (!profile.empty()) {
-    const auto batch = train.collate(data::batch_by_size(data::ordered_indices(train.source_sizes(),
-                                                                               train.target_sizes(), seed),
-                                                         train.source_sizes(), train.target_sizes(), batching)
-                                         .front());
+    const auto batch =
+        train.collate(data::batch_by_size(data::ordered_indices(train.source_sizes(), train.target_sizes(), seed),
+                                          train.source_sizes(), train.target_sizes(), batching)
+                          .front());
     torch::autograd::profiler::RecordProfile recording(profile);
     for (auto& v : variants) {
       RECORD_FUNCTION("train_step " + v.arch, std::vector<c10::IValue>());
@@ -159,11 +152,12 @@ int bench(int argc, char** argv) {
 
   double load[3] = {0, 0, 0};
   if (getloadavg(load, 3) < 0) load[0] = -1;
-  std::printf("bench-tagger: %s, %lld batches of %lld chunks per epoch (%lld words), %d epoch(s), %d thread(s), "
-              "load average %.2f\n",
-              data.c_str(), static_cast<long long>(batches_per_epoch),
-              static_cast<long long>(cfg.get<int64_t>("dataset.max_sentences")),
-              static_cast<long long>(words / epochs), epochs, threads, load[0]);
+  std::printf(
+      "bench-tagger: %s, %lld batches of %lld chunks per epoch (%lld words), %d epoch(s), %d thread(s), "
+      "load average %.2f\n",
+      data.c_str(), static_cast<long long>(batches_per_epoch),
+      static_cast<long long>(cfg.get<int64_t>("dataset.max_sentences")), static_cast<long long>(words / epochs), epochs,
+      threads, load[0]);
   std::printf("%-16s %11s %12s %13s %12s %12s %13s %11s %8s\n", "arch", "parameters", "CPU-s/epoch", "wall-s/epoch",
               "ratio (CPU)", "valid CPU-s", "valid wall-s", "train loss", "dev acc");
   for (const auto& v : variants) {
@@ -177,4 +171,4 @@ int bench(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return csan::run_main("bench-tagger", bench, argc, argv); }
+int main(int argc, char** argv) { return csan::run_main("bench-tagger", bench_main, argc, argv); }

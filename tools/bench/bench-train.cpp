@@ -46,6 +46,7 @@
 #include <string>
 #include <vector>
 
+#include "comma_list.h"
 #include "toolkit/core/allocator_tuning.h"
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/config.h"
@@ -65,14 +66,6 @@ namespace po = boost::program_options;
 using namespace csan;
 
 namespace {
-
-std::vector<std::string> split_list(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream in(list);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 struct BenchOptions {
   std::string data, recipe, src = "src", tgt = "tgt", archs, profile, dump_batches;
@@ -254,9 +247,9 @@ int bench_main(int argc, char** argv) {
   const auto& train = task->train_data();
 
   std::vector<Variant> variants;
-  auto archs = split_list(o.archs);
+  auto archs = bench::split_list(o.archs);
   if (archs.empty()) archs.push_back("");
-  auto precisions = split_list(o.precisions);
+  auto precisions = bench::split_list(o.precisions);
   if (precisions.empty()) precisions.push_back("fp32");
   std::vector<std::pair<std::string, std::string>> runs;  // (arch, precision)
   for (const auto& arch : archs)

@@ -2,11 +2,22 @@
 # csan's training speed against a plain PyTorch eager loop of the same model on the
 # same batches (tools/bench/pytorch-reference-train.py), alternating ROUNDS times so
 # that load from other processes hits both alike; prints each pair's ratio.
-#   tools/bench/train-vs-pytorch.sh small|base DATA_BIN [ROUNDS] [BUILD_DIR]
+#   tools/bench/train-vs-pytorch.sh [--precision fp32|bf16] small|base DATA_BIN [ROUNDS] [BUILD_DIR]
+# --precision bf16: csan-train's bf16 against PyTorch's own CPU mixed precision (the
+# reference's forward and loss under torch.autocast('cpu', dtype=torch.bfloat16)).
 # DATA_BIN: the issue's 8k joint Multi30k en-de data (see bench-train.cpp's header).
 # Needs Debian's python3-torch (the same LibTorch 1.13 and OpenBLAS); 2 threads, as the
 # issue measures.
 set -euo pipefail
+precision=fp32
+if [ "${1:-}" = --precision ]; then
+  precision=${2:?--precision needs fp32 or bf16}
+  shift 2
+fi
+case $precision in
+  fp32 | bf16) ;;
+  *) echo "train-vs-pytorch.sh: unknown precision '$precision' (fp32 or bf16)" >&2; exit 2 ;;
+esac
 config=${1:?small or base}
 data=${2:?data directory}
 rounds=${3:-2}
@@ -26,9 +37,9 @@ trap 'rm -f "$batches"' EXIT
 langs=(--source-lang en --target-lang de)
 for round in $(seq "$rounds"); do
   csan=$("$root/$build/tools/bench/bench-train" --data "$data" "${langs[@]}" --recipe "$root/recipes/$recipe" \
-         "${steps[@]}" --dump-batches "$batches" | awk '/target tokens\/s/ {print $(NF-5)}')
+         "${steps[@]}" --precision "$precision" --dump-batches "$batches" | awk '/target tokens\/s/ {print $(NF-5)}')
   torch=$(/usr/bin/python3 "$here/pytorch-reference-train.py" --data "$data" "${langs[@]}" --batches "$batches" \
-          "${model[@]}" | awk '{print $(NF-4)}')
+          "${model[@]}" --precision "$precision" | awk '{print $(NF-4)}')
   awk -v r="$round" -v c="$csan" -v t="$torch" -v n="$config" \
-      'BEGIN {printf "%s round %d: csan %s, pytorch eager %s target tokens/s: %.2fx\n", n, r, c, t, c / t}'
+      -v p="$precision" 'BEGIN {printf "%s %s round %d: csan %s, pytorch eager %s target tokens/s: %.2fx\n", n, p, r, c, t, c / t}'
 done

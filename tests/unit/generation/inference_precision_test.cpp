@@ -8,9 +8,11 @@
 #include <functional>
 #include <sstream>
 
+#include "tests/support/cpuinfo_flags.h"
 #include "tiny_model.h"
 #include "toolkit/core/error.h"
 #include "toolkit/generation/sequence_generator.h"
+#include "toolkit/nn/converted_weights.h"
 
 namespace {
 
@@ -88,19 +90,37 @@ TEST(InferencePrecision, AMissingCpuFlagIsAOneLineWarningNamingIt) {
   EXPECT_NE(log.str().find("quantized engine"), std::string::npos) << log.str();
 }
 
+// 7-bit activations exactly where the CPU lacks every VNNI flavour (Linux's names).
+TEST(InferencePrecision, Int8ActivationsAreReducedExactlyWithoutVnni) {
+  const auto flags = csan::testing::cpuinfo_flags();
+  if (!flags) GTEST_SKIP() << "no /proc/cpuinfo";
+  bool vnni = false;
+  for (const char* flag : {" avx512_vnni ", " avx_vnni ", " amx_int8 "}) vnni |= flags->find(flag) != std::string::npos;
+  EXPECT_EQ(nn::int8_activations_reduced(), !vnni);
+}
+
+// int8's error bound: activations keep 8 bits on a CPU with VNNI and 7 without (see
+// nn::int8_activations_reduced), which doubles their rounding step.
+double int8_bound(double with_eight_bit_activations) {
+  return nn::int8_activations_reduced() ? 2 * with_eight_bit_activations : with_eight_bit_activations;
+}
+
 // Per step, the log-probabilities of each precision against fp32 along the same
 // prefixes. bf16 keeps 8 significant bits of weights and activations (relative error
-// 2^-9 each), int8 7 bits of weights and 8 of activations; through 2+2 layers of d 64
-// the toy model's log-probabilities (magnitude up to ~15 with its sharpened output)
-// move by hundredths to a tenth: bounds 0.1 (bf16) and 0.3 (int8). Argmax must agree
-// on at least 90% of rows (only near-ties may flip). A hypothesis score (mean
-// log-probability, possibly along another path) gets 2.5x the step bound (bf16 moved
-// one by 0.11).
+// 2^-9 each), int8 7 bits of weights and 8 of activations (7 without VNNI); through 2+2
+// layers of d 64 the toy model's log-probabilities (magnitude up to ~15 with its
+// sharpened output) move by hundredths to a tenth: bounds 0.1 (bf16) and 0.3 (int8; 0.6
+// with 7-bit activations, measured up to 0.41). Argmax must agree on at least 90% of rows
+// (only near-ties may flip). A hypothesis score (mean log-probability, possibly along
+// another path) gets 2.5x the step bound (bf16 moved one by 0.11). Beam search amplifies
+// near-ties into other translations: at least 13 of 16 sentences must be equal, 10 with
+// 7-bit activations (measured 10 on an AVX2-only CPU; 2 of 16 before reduce_range).
 TEST(InferencePrecision, Bf16AndInt8StepScoresAndSearchAgreeWithFp32) {
   torch::NoGradGuard no_grad;
   auto reference = tiny_model(21);
   const auto batch = random_sources(16, 5);
-  for (const auto& [precision, bound] : std::vector<std::pair<std::string, double>>{{"bf16", 0.1}, {"int8", 0.3}}) {
+  for (const auto& [precision, bound] :
+       std::vector<std::pair<std::string, double>>{{"bf16", 0.1}, {"int8", int8_bound(0.3)}}) {
     auto model = converted(precision);
     auto prefix = torch::randint(4, kVocab, {16, 8}, torch::kLong);
     prefix.select(1, 0).fill_(kEos);
@@ -120,7 +140,9 @@ TEST(InferencePrecision, Bf16AndInt8StepScoresAndSearchAgreeWithFp32) {
       same += a[i][0].tokens == b[i][0].tokens;
       EXPECT_NEAR(a[i][0].score, b[i][0].score, 2.5 * bound) << precision << " sentence " << i;
     }
-    EXPECT_GE(same, 13) << precision << ": translations equal to fp32 on at least 13 of 16 sentences";
+    const int at_least = precision == "int8" && nn::int8_activations_reduced() ? 10 : 13;
+    EXPECT_GE(same, at_least) << precision << ": translations equal to fp32 on at least " << at_least
+                              << " of 16 sentences";
   }
 }
 
@@ -130,12 +152,13 @@ TEST(InferencePrecision, Bf16AndInt8StepScoresAndSearchAgreeWithFp32) {
 // bf16 rounding of the output: 1e-3). int8 quantizes the activations of each call with
 // one scale and zero point for all its rows, so a step and a full pass quantize a row
 // differently, by up to one activation step per product: measured up to 0.2 in
-// log-probability, bound 0.3; the argmax must not change.
+// log-probability, bound 0.3 (0.6 with 7-bit activations: measured 0.42); the argmax
+// must not change.
 TEST(InferencePrecision, IncrementalDecodingEqualsFullRecomputationInEachPrecision) {
   torch::NoGradGuard no_grad;
   const auto batch = random_sources(3, 31);
   for (const auto& [precision, bound] :
-       std::vector<std::pair<std::string, double>>{{"fp32", 1e-5}, {"bf16", 1e-3}, {"int8", 0.3}}) {
+       std::vector<std::pair<std::string, double>>{{"fp32", 1e-5}, {"bf16", 1e-3}, {"int8", int8_bound(0.3)}}) {
     auto model = converted(precision);
     auto encoder_out = model->encode_tokens(batch.tokens, batch.lengths);
     auto prefix = torch::randint(4, kVocab, {3, 8}, torch::kLong);

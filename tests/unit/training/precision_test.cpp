@@ -13,6 +13,7 @@
 #include <fstream>
 #include <string>
 
+#include "tests/support/cpuinfo_flags.h"
 #include "toolkit/checkpoint/checkpoint.h"
 #include "toolkit/core/error.h"
 #include "toolkit/training/autocast_guard.h"
@@ -334,20 +335,32 @@ TEST(PrecisionFactory, ScaleWindowDefaultsToFairseqsFormula) {
 }  // namespace
 }  // namespace csan::training
 
-// The bf16 speed warning follows the CPU's own flags (Linux names the instruction set
-// avx512_bf16 in /proc/cpuinfo), and never concerns fp32.
-TEST(PrecisionSpeedWarning, Bf16WarnsExactlyWhenTheCpuLacksAvx512Bf16) {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  if (!cpuinfo) GTEST_SKIP() << "no /proc/cpuinfo";
-  std::string line, flags;
-  while (std::getline(cpuinfo, line))
-    if (line.rfind("flags", 0) == 0) {
-      flags = line + " ";
-      break;
-    }
-  const bool listed = flags.find(" avx512_bf16 ") != std::string::npos;
+// The bf16 speed warning follows the CPU's own flags (Linux names the instruction sets
+// avx512_bf16 and amx_bf16 in /proc/cpuinfo).
+TEST(PrecisionSpeedWarning, Bf16WarnsExactlyWhenTheCpuLacksNativeBf16) {
+  const auto flags = csan::testing::cpuinfo_flags();
+  if (!flags) GTEST_SKIP() << "no /proc/cpuinfo";
+  const bool listed =
+      flags->find(" avx512_bf16 ") != std::string::npos || flags->find(" amx_bf16 ") != std::string::npos;
   EXPECT_EQ(csan::training::cpu_has_native_bf16(), listed);
   const torch::Device cpu(torch::kCPU);
   EXPECT_EQ(csan::training::precision_speed_warning("bf16", cpu).empty(), listed);
-  EXPECT_TRUE(csan::training::precision_speed_warning("fp32", cpu).empty());
+  // fp32 gets the opposite: a hint to use bf16 exactly where it is native.
+  EXPECT_EQ(csan::training::precision_speed_warning("fp32", cpu).empty(), !listed);
+}
+
+// Both sides of the CPU test, whatever this machine is: a warning for emulated bf16, a
+// one-line hint for fp32 where bf16 is native, nothing for other precisions or devices.
+TEST(PrecisionSpeedWarning, HintsBf16ForFp32OnlyWhereBf16IsNative) {
+  using csan::training::precision_speed_warning;
+  const torch::Device cpu(torch::kCPU);
+  const std::string hint = precision_speed_warning("fp32", cpu, true);
+  EXPECT_EQ(hint.rfind("hint: ", 0), 0u) << hint;
+  EXPECT_NE(hint.find("--precision bf16"), std::string::npos) << hint;
+  EXPECT_EQ(hint.find('\n'), std::string::npos) << hint;
+  EXPECT_TRUE(precision_speed_warning("fp32", cpu, false).empty());
+  EXPECT_EQ(precision_speed_warning("bf16", cpu, false).rfind("warning: ", 0), 0u);
+  EXPECT_TRUE(precision_speed_warning("bf16", cpu, true).empty());
+  EXPECT_TRUE(precision_speed_warning("fp16", cpu, true).empty());
+  EXPECT_TRUE(precision_speed_warning("fp32", torch::Device(torch::kCUDA, 0), true).empty());
 }

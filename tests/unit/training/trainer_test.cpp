@@ -1,10 +1,14 @@
 #include "toolkit/training/trainer.h"
 
+#include <caffe2/serialize/in_memory_adapter.h>
+#include <caffe2/serialize/inline_container.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "toolkit/checkpoint/checkpoint.h"
 #include "toolkit/core/error.h"
@@ -313,6 +317,77 @@ TEST(Checkpoint, CraftedLengthInsideTheArchiveIsRefusedBeforeLibTorchReadsIt) {
   const std::string message = error_of([&] { CheckpointReader r(crafted); });
   EXPECT_NE(message.find(crafted + ": corrupt ("), std::string::npos) << message;
   EXPECT_NE(message.find("data.pkl: a pickle asks for 3000000000 bytes"), std::string::npos) << message;
+}
+
+// The archive of `path` (a checkpoint) rewritten record by record through LibTorch's own
+// zip reader and writer, with the class code of the top module replaced by `edit(code)`,
+// then resealed with a valid checksum: a file crafted rather than damaged.
+std::string rewrite_top_module_code(const std::string& path, const std::string& out,
+                                    const std::function<std::string(std::string)>& edit) {
+  std::string file;
+  {
+    std::ifstream in(path, std::ios::binary);
+    file.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  file.resize(file.size() - 24);  // the trailer
+  caffe2::serialize::PyTorchStreamReader reader(
+      std::make_shared<caffe2::serialize::MemoryReadAdapter>(file.data(), static_cast<off_t>(file.size())));
+  std::string archive;
+  caffe2::serialize::PyTorchStreamWriter writer([&](const void* data, size_t size) -> size_t {
+    archive.append(static_cast<const char*>(data), size);
+    return size;
+  });
+  writer.setMinVersion(reader.version());
+  for (const auto& name : reader.getAllRecords()) {
+    if (name == "version" || name == ".data/version") continue;  // the writer adds its own
+    const auto [bytes, length] = reader.getRecord(name);
+    std::string record(static_cast<const char*>(bytes.get()), length);
+    const bool code = name == "code/__torch__.py";
+    if (code) record = edit(record);
+    writer.writeRecord(name, record.data(), record.size(), /*compress=*/code);
+  }
+  writer.writeEndOfFile();
+  append_trailer(archive);
+  std::ofstream(out, std::ios::binary).write(archive.data(), static_cast<std::streamsize>(archive.size()));
+  return out;
+}
+
+// LibTorch compiles an archive's code/*.py records (each archived module's TorchScript
+// class) before csan reads anything, and its script parser crashes on some class bodies:
+// a class constant without a type crashed it in the fuzz target. The reader refuses any
+// line csan's writer does not emit, naming the record and line, and deflated records (as
+// LibTorch writes code) are inflated for the check.
+TEST(Checkpoint, CraftedModuleCodeIsRefusedBeforeLibTorchCompilesIt) {
+  auto trainer = make_trainer(3, 0.0);
+  const auto path = temp_path("code-source.pt");
+  save(trainer, path);
+  // The rewrite itself keeps a loadable checkpoint: only the edit is refused below.
+  const auto same = rewrite_top_module_code(path, temp_path("code-same.pt"), [](std::string code) { return code; });
+  EXPECT_EQ(CheckpointReader(same).progress().num_updates, trainer.num_updates());
+
+  std::string edited_line;
+  const auto crafted = rewrite_top_module_code(path, temp_path("code-crafted.pt"), [&](std::string code) {
+    const std::string attribute = "  csan_checkpoint_version : int\n";
+    const size_t at = code.find(attribute);
+    EXPECT_NE(at, std::string::npos) << code;
+    if (at != std::string::npos) code.replace(at, attribute.size(), "  csan_checkpoint_version = 2\n");
+    edited_line = std::to_string(std::count(code.begin(), code.begin() + static_cast<long>(at), '\n') + 1);
+    return code;
+  });
+  const std::string message = error_of([&] { CheckpointReader r(crafted); });
+  EXPECT_NE(message.find(crafted + ": corrupt (archive/code/__torch__.py: line " + edited_line +
+                         " is not a module declaration csan writes)"),
+            std::string::npos)
+      << message;
+  // Other shapes LibTorch would compile and csan never writes.
+  for (const char* line : {"  def forward(self):\n", "  x : Final[int] = 3\n", "  __constants__ = [\"x\"]\n",
+                           "  __annotations__[\"a\\\"b\"] = Tensor\n", "  y : Tensor[\n", "import os\n"}) {
+    const auto file =
+        rewrite_top_module_code(path, temp_path("code-line.pt"), [&](std::string code) { return code + line; });
+    EXPECT_NE(error_of([&] { CheckpointReader r(file); }).find("is not a module declaration csan writes"),
+              std::string::npos)
+        << line;
+  }
 }
 
 }  // namespace
