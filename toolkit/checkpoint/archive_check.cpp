@@ -301,4 +301,55 @@ std::string archive_problem(const char* data, size_t size) {
   return "";
 }
 
+bool tensor_within_storage(const torch::Tensor& t) {
+  if (!t.defined()) return true;
+  if (t.is_sparse() || t.is_quantized() || !t.has_storage()) return false;
+  if (t.numel() == 0) return true;
+  if (t.storage_offset() < 0) return false;
+  // The last element's offset, in 128 bits: crafted sizes and strides may overflow 64.
+  __int128 last = t.storage_offset();
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.stride(d) < 0) return false;
+    last += static_cast<__int128>(t.size(d) - 1) * t.stride(d);
+  }
+  return (last + 1) * static_cast<__int128>(t.element_size()) <= static_cast<__int128>(t.storage().nbytes());
+}
+
+namespace {
+
+bool value_within_storage(const c10::IValue& value) {
+  if (value.isTensor()) return tensor_within_storage(value.toTensor());
+  if (value.isList()) {
+    for (const c10::IValue& item : value.toListRef())
+      if (!value_within_storage(item)) return false;
+  }
+  if (value.isTuple()) {
+    for (const c10::IValue& item : value.toTupleRef().elements())
+      if (!value_within_storage(item)) return false;
+  }
+  return true;
+}
+
+std::string tensor_outside_storage(torch::serialize::InputArchive& archive, const std::string& prefix) {
+  for (const std::string& key : archive.keys()) {
+    c10::IValue value;
+    if (!archive.try_read(key, value)) continue;
+    if (value.isObject()) {  // a nested archive
+      torch::serialize::InputArchive nested;
+      if (!archive.try_read(key, nested)) continue;
+      std::string outside = tensor_outside_storage(nested, prefix + key + ".");
+      if (!outside.empty()) return outside;
+    } else if (!value_within_storage(value)) {
+      return prefix + key;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string tensor_outside_storage(torch::serialize::InputArchive& archive) {
+  return tensor_outside_storage(archive, "");
+}
+
 }  // namespace csan::checkpoint

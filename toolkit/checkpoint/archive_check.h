@@ -8,7 +8,13 @@
 //   archived module) before anything of ours runs, and its script parser crashes on some
 //   class bodies (a class constant without a type). Our writer emits only class headers,
 //   parameter/buffer lists and attribute annotations; any other line is refused.
+// - LibTorch's unpickler takes a tensor's sizes, strides and offset from the file without
+//   checking them against the storage they view, so one flipped size made a read run past
+//   the storage (heap overflow). Every tensor of the loaded archive is checked to lie
+//   inside its storage before anything reads it.
 #pragma once
+
+#include <torch/serialize/input-archive.h>
 
 #include <cstddef>
 #include <string>
@@ -20,5 +26,13 @@ namespace csan::checkpoint {
 // inflated by LibTorch's own zip reader once their declared size is plausible; records the
 // walk cannot follow (zip64, a damaged directory) are left to LibTorch, which refuses them.
 std::string archive_problem(const char* data, size_t size);
+
+// True when every element `t` addresses lies inside its storage (an undefined or empty
+// tensor does; a sparse, quantized or storage-less one, which csan never writes, does not).
+bool tensor_within_storage(const torch::Tensor& t);
+
+// The key ("section.model.encoder.weight") of the first tensor of `archive`, its nested
+// archives or their lists and tuples that does not lie within its storage; "" when none.
+std::string tensor_outside_storage(torch::serialize::InputArchive& archive);
 
 }  // namespace csan::checkpoint

@@ -130,6 +130,13 @@ CheckpointReader::CheckpointReader(const std::string& path) : path_(path) {
   } catch (const std::exception&) {
     fail("cannot be read (truncated or corrupt?)");
   }
+  std::string outside;
+  try {
+    outside = tensor_outside_storage(archive_);
+  } catch (const std::exception&) {
+    fail("cannot be read (truncated or corrupt?)");
+  }
+  if (!outside.empty()) fail("corrupt (tensor " + outside + " runs past its storage)");
   try {
     c10::IValue version;
     if (!archive_.try_read("csan_checkpoint_version", version)) fail("not a csan checkpoint");

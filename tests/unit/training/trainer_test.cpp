@@ -10,6 +10,7 @@
 #include <fstream>
 #include <functional>
 
+#include "toolkit/checkpoint/archive_check.h"
 #include "toolkit/checkpoint/checkpoint.h"
 #include "toolkit/core/error.h"
 #include "toolkit/training/optimizer.h"
@@ -388,6 +389,28 @@ TEST(Checkpoint, CraftedModuleCodeIsRefusedBeforeLibTorchCompilesIt) {
               std::string::npos)
         << line;
   }
+}
+
+// LibTorch's unpickler gives a loaded tensor the sizes, strides and offset the file says,
+// whatever its storage holds: one flipped size byte (found by the checkpoint fuzz target,
+// tests/fuzz/corpus/checkpoint/crash-storage-bounds) let a read run past the storage. The
+// reader checks every tensor of the archive first; this is the check.
+TEST(Checkpoint, ATensorLargerThanItsStorageIsCaught) {
+  EXPECT_TRUE(tensor_within_storage(torch::Tensor()));
+  EXPECT_TRUE(tensor_within_storage(torch::zeros({3, 4})));
+  EXPECT_TRUE(tensor_within_storage(torch::zeros({3, 4}).t()));
+  EXPECT_TRUE(tensor_within_storage(torch::zeros({8}).narrow(0, 6, 2)));
+  EXPECT_TRUE(tensor_within_storage(torch::zeros({0, 5})));
+  auto grown = torch::zeros({4}, torch::kUInt8);
+  grown.unsafeGetTensorImpl()->set_sizes_contiguous({16});  // as the unpickler would set it
+  EXPECT_FALSE(tensor_within_storage(grown));
+  auto shifted = torch::zeros({4});
+  shifted.unsafeGetTensorImpl()->set_storage_offset(2);  // 2 + 4 elements over a storage of 4
+  EXPECT_FALSE(tensor_within_storage(shifted));
+  auto huge_stride = torch::zeros({2, 2});
+  const std::vector<int64_t> sizes{2, 2}, strides{int64_t{1} << 62, 1};
+  huge_stride.unsafeGetTensorImpl()->set_sizes_and_strides(c10::IntArrayRef(sizes), c10::IntArrayRef(strides));
+  EXPECT_FALSE(tensor_within_storage(huge_stride));
 }
 
 }  // namespace
