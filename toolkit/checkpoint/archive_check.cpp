@@ -92,6 +92,9 @@ OpcodeArg opcode_arg(unsigned char op) {
 
 std::string pickle_length_problem(const unsigned char* p, size_t size) {
   size_t i = 0;
+  // Memo slots in use: a pickler numbers them 0, 1, 2, ... LibTorch's unpickler grows its
+  // memo table to whatever index BINPUT names (a crafted index asked for 30 GB).
+  uint64_t memo_size = 0;
   while (i < size) {
     const unsigned char op = p[i++];
     const OpcodeArg arg = opcode_arg(op);
@@ -99,10 +102,19 @@ std::string pickle_length_problem(const unsigned char* p, size_t size) {
       case Arg::kUnknown:
         return "";  // LibTorch refuses what it does not know
       case Arg::kNone:
-        if (op == '.') return "";  // STOP
+        if (op == '.') return "";     // STOP
+        if (op == 0x94) ++memo_size;  // MEMOIZE
         break;
       case Arg::kFixed:
         if (size - i < static_cast<size_t>(arg.bytes)) return "a pickle ends inside an argument";
+        if (op == 'q' || op == 'r' || op == 'h' || op == 'j') {  // BINPUT, LONG_BINPUT, BINGET, LONG_BINGET
+          const uint64_t index = little_endian(p + i, arg.bytes);
+          const bool put = op == 'q' || op == 'r';
+          if (put ? index > memo_size : index >= memo_size)
+            return std::string("a pickle ") + (put ? "stores to" : "reads") + " memo slot " + std::to_string(index) +
+                   " of " + std::to_string(memo_size);
+          if (put && index == memo_size) ++memo_size;
+        }
         i += arg.bytes;
         break;
       case Arg::kCounted: {

@@ -391,6 +391,32 @@ TEST(Checkpoint, CraftedModuleCodeIsRefusedBeforeLibTorchCompilesIt) {
   }
 }
 
+// A memo index out of sequence: LibTorch's unpickler grows its memo table to the index a
+// BINPUT names (a crafted one asked for 30 GB in the fuzz target; input stored as
+// tests/fuzz/corpus/checkpoint/crash-memo-index-30GB). The reader refuses it first.
+TEST(Checkpoint, MemoIndexOutOfSequenceIsRefusedBeforeLibTorchReadsIt) {
+  auto trainer = make_trainer(3, 0.0);
+  const auto path = temp_path("memo-source.pt");
+  save(trainer, path);
+  std::string archive;
+  {
+    std::ifstream in(path, std::ios::binary);
+    archive.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  archive.resize(archive.size() - 24);  // the trailer
+  // data.pkl opens with the module's class (GLOBAL), memoized into slot 0: BINPUT 0.
+  const size_t record = archive.find("data.pkl");
+  ASSERT_NE(record, std::string::npos);
+  const size_t put = archive.find(std::string("\nq\x00", 3), record);
+  ASSERT_NE(put, std::string::npos);
+  archive[put + 2] = static_cast<char>(200);
+  append_trailer(archive);
+  const auto crafted = temp_path("memo.pt");
+  std::ofstream(crafted, std::ios::binary).write(archive.data(), static_cast<std::streamsize>(archive.size()));
+  const std::string message = error_of([&] { CheckpointReader r(crafted); });
+  EXPECT_NE(message.find("data.pkl: a pickle stores to memo slot 200 of 0"), std::string::npos) << message;
+}
+
 // LibTorch's unpickler gives a loaded tensor the sizes, strides and offset the file says,
 // whatever its storage holds: one flipped size byte (found by the checkpoint fuzz target,
 // tests/fuzz/corpus/checkpoint/crash-storage-bounds) let a read run past the storage. The
