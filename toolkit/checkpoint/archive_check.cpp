@@ -90,14 +90,81 @@ OpcodeArg opcode_arg(unsigned char op) {
   }
 }
 
+// What an opcode does to the unpickler's stack: the items it needs above the latest mark
+// and the change in their number; kToMark: it pops everything down to the latest mark.
+struct StackEffect {
+  int needs;
+  int delta;
+};
+constexpr int kToMark = -1000;
+
+StackEffect stack_effect(unsigned char op) {
+  switch (op) {
+    case 0x80:  // PROTO
+    case 0x95:  // FRAME
+      return {0, 0};
+    case 't':  // TUPLE, LIST, DICT: the items since the mark become one
+    case 'l':
+    case 'd':
+    case 'u':  // SETITEMS, APPENDS: the items since the mark go into the object below it
+    case 'e':
+      return {0, kToMark};
+    case 0x85:  // TUPLE1, BINPERSID, BINPUT, LONG_BINPUT, MEMOIZE: read or replace the top
+    case 'Q':
+    case 'q':
+    case 'r':
+    case 0x94:
+      return {1, 0};
+    case 0x86:  // TUPLE2, REDUCE, NEWOBJ, BUILD, APPEND: two become one
+    case 'R':
+    case 0x81:
+    case 'b':
+    case 'a':
+      return {2, -1};
+    case 0x87:  // TUPLE3
+      return {3, -2};
+    case 's':  // SETITEM
+      return {3, -2};
+    case '0':  // POP
+      return {1, -1};
+    case '2':  // DUP
+      return {1, 1};
+    case '.':  // STOP
+      return {1, 0};
+    default:  // everything else pushes one value (constants, strings, globals, memo reads)
+      return {0, 1};
+  }
+}
+
 std::string pickle_length_problem(const unsigned char* p, size_t size) {
   size_t i = 0;
+  // The stack as LibTorch's unpickler keeps it, one count per mark-delimited segment: it
+  // pops without checking, so an opcode with too few items below it read before its stack
+  // (a SEGV in Unpickler::readInstruction, found by the fuzz target).
+  std::vector<int64_t> segments{0};
   // Memo slots in use: a pickler numbers them 0, 1, 2, ... LibTorch's unpickler grows its
   // memo table to whatever index BINPUT names (a crafted index asked for 30 GB).
   uint64_t memo_size = 0;
   while (i < size) {
     const unsigned char op = p[i++];
     const OpcodeArg arg = opcode_arg(op);
+    if (arg.kind != Arg::kUnknown) {
+      if (op == '(') {
+        segments.push_back(0);
+      } else {
+        const StackEffect effect = stack_effect(op);
+        if (effect.delta == kToMark) {
+          if (segments.size() < 2) return "a pickle closes a mark it never set";
+          segments.pop_back();
+          const bool into_object_below = op == 'u' || op == 'e';
+          if (into_object_below && segments.back() < 1) return "a pickle fills an object it never made";
+          if (!into_object_below) ++segments.back();
+        } else {
+          if (segments.back() < effect.needs) return "a pickle takes more values than it made";
+          segments.back() += effect.delta;
+        }
+      }
+    }
     switch (arg.kind) {
       case Arg::kUnknown:
         return "";  // LibTorch refuses what it does not know
@@ -268,6 +335,10 @@ std::string code_problem(const std::string& name, const char* text, size_t size)
 }
 
 }  // namespace
+
+std::string pickle_problem(const std::string& pickle) {
+  return pickle_length_problem(reinterpret_cast<const unsigned char*>(pickle.data()), pickle.size());
+}
 
 // data.pkl, constants.pkl and the code's debug records (*.py.debug_pkl), which LibTorch
 // unpickles too.

@@ -114,19 +114,22 @@ void CheckpointWriter::write(const std::string& path) {
 
 CheckpointReader::CheckpointReader(const std::string& path) : path_(path) {
   if (!std::filesystem::exists(path)) throw Error(path + ": no such checkpoint");
-  bytes_ = read_file(path);
-  if (bytes_.size() < kTrailerSize ||
-      std::memcmp(bytes_.data() + bytes_.size() - kTrailerSize, kTrailerMagic, sizeof kTrailerMagic) != 0)
+  // The file's bytes live only while LibTorch copies the archive out of them: a training
+  // checkpoint is mostly optimizer state, and holding it for the reader's lifetime added
+  // its whole size to csan-generate's peak memory.
+  std::string bytes = read_file(path);
+  if (bytes.size() < kTrailerSize ||
+      std::memcmp(bytes.data() + bytes.size() - kTrailerSize, kTrailerMagic, sizeof kTrailerMagic) != 0)
     fail("not a csan checkpoint, or truncated or corrupt (no checksum trailer)");
   uint64_t hash, length;
-  std::memcpy(&hash, bytes_.data() + bytes_.size() - 16, 8);
-  std::memcpy(&length, bytes_.data() + bytes_.size() - 8, 8);
-  if (length != bytes_.size() - kTrailerSize) fail("truncated or corrupt (length mismatch)");
-  if (hash != content_hash(bytes_.data(), length)) fail("corrupt (checksum mismatch)");
-  const std::string problem = archive_problem(bytes_.data(), length);
+  std::memcpy(&hash, bytes.data() + bytes.size() - 16, 8);
+  std::memcpy(&length, bytes.data() + bytes.size() - 8, 8);
+  if (length != bytes.size() - kTrailerSize) fail("truncated or corrupt (length mismatch)");
+  if (hash != content_hash(bytes.data(), length)) fail("corrupt (checksum mismatch)");
+  const std::string problem = archive_problem(bytes.data(), length);
   if (!problem.empty()) fail("corrupt (" + problem + ")");
   try {
-    archive_.load_from(bytes_.data(), length);
+    archive_.load_from(bytes.data(), length);
   } catch (const std::exception&) {
     fail("cannot be read (truncated or corrupt?)");
   }

@@ -93,7 +93,6 @@ class CheckpointReader {
  private:
   [[noreturn]] void fail(const std::string& what) const;
   std::string path_;
-  std::string bytes_;  // the archive reads from this buffer
   torch::serialize::InputArchive archive_;
   CheckpointMeta meta_;
   TrainingProgress progress_;

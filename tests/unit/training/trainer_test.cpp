@@ -417,6 +417,25 @@ TEST(Checkpoint, MemoIndexOutOfSequenceIsRefusedBeforeLibTorchReadsIt) {
   EXPECT_NE(message.find("data.pkl: a pickle stores to memo slot 200 of 0"), std::string::npos) << message;
 }
 
+// The pickle walk follows the unpickler's stack: LibTorch pops without checking, and an
+// opcode on a too-short stack read before it (a SEGV found by the fuzz target, input
+// tests/fuzz/corpus/checkpoint/crash-unpickler-empty-stack).
+TEST(Checkpoint, PickleOpcodesOnATooShortStackAreRefused) {
+  using namespace std::string_literals;  // the pickles hold NUL bytes
+  auto pickle = [](const std::string& body) { return "\x80\x02"s + body + "."; };
+  EXPECT_EQ(pickle_problem(pickle("K\x01\x85"s)), "");                   // (1,)
+  EXPECT_EQ(pickle_problem(pickle("(K\x01K\x02tq\x00h\x00\x86"s)), "");  // ((1, 2), (1, 2))
+  EXPECT_EQ(pickle_problem(pickle("}(X\x01\x00\x00\x00"
+                                  "aK\x01u"s)),
+            "");  // {'a': 1}
+  EXPECT_EQ(pickle_problem(pickle("\x86"s)), "a pickle takes more values than it made");
+  EXPECT_EQ(pickle_problem(pickle("K\x01(K\x02\x86"s)), "a pickle takes more values than it made");  // across a mark
+  EXPECT_EQ(pickle_problem(pickle("K\x01t"s)), "a pickle closes a mark it never set");
+  EXPECT_EQ(pickle_problem(pickle("(K\x01K\x02u"s)), "a pickle fills an object it never made");
+  EXPECT_EQ(pickle_problem("\x80\x02."s), "a pickle takes more values than it made");
+  EXPECT_EQ(pickle_problem(pickle("K\x01h\x00"s)), "a pickle reads memo slot 0 of 0");
+}
+
 // LibTorch's unpickler gives a loaded tensor the sizes, strides and offset the file says,
 // whatever its storage holds: one flipped size byte (found by the checkpoint fuzz target,
 // tests/fuzz/corpus/checkpoint/crash-storage-bounds) let a read run past the storage. The
