@@ -251,7 +251,10 @@ std::string for_each_record(const char* data, size_t size, Visit visit) {
     const std::string name(data + at + 46, name_length);
     at += 46 + name_length + extra_length + comment_length;
     if (stored_size == 0xFFFFFFFF || uncompressed_size == 0xFFFFFFFF || local == 0xFFFFFFFF) continue;
-    if (local + 30 > size || little_endian(p + local, 4) != 0x04034b50) return "";
+    // A record whose local header is damaged cannot be read (miniz checks it), but the
+    // others still are: go on to them (stopping here let a damaged first record hide a
+    // crafted data.pkl from the checks; found by the fuzz target).
+    if (local + 30 > size || little_endian(p + local, 4) != 0x04034b50) continue;
     const uint64_t start = local + 30 + little_endian(p + local + 26, 2) + little_endian(p + local + 28, 2);
     if (start > size || stored_size > size - start) return name + ": the record runs past the end of the file";
     std::string problem = visit(Record{name, method, start, stored_size, uncompressed_size});
