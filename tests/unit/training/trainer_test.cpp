@@ -340,7 +340,8 @@ std::string rewrite_top_module_code(const std::string& path, const std::string& 
   });
   writer.setMinVersion(reader.version());
   for (const auto& name : reader.getAllRecords()) {
-    if (name == "version" || name == ".data/version") continue;  // the writer adds its own
+    // Records the writer adds itself (LibTorch 2.x also writes a serialization id).
+    if (name == "version" || name == ".data/version" || name == ".data/serialization_id") continue;
     const auto [bytes, length] = reader.getRecord(name);
     std::string record(static_cast<const char*>(bytes.get()), length);
     const bool code = name == "code/__torch__.py";
