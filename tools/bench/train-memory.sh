@@ -61,7 +61,7 @@ fi
 echo "== csan-train $config $precision, $epochs epochs"
 /usr/bin/time -v -o "$work/train.time" "${preload[@]}" "$build/cli/csan-train" "$root/recipes/$recipe" \
   --data "$data" "${langs[@]}" --save-dir "$work/run" --precision "$precision" --max-epoch "$epochs" \
-  --set checkpoint.no_epoch_checkpoints=true > "$work/train.log" 2>&1 ||
+  --log-interval 5 --set checkpoint.no_epoch_checkpoints=true > "$work/train.log" 2>&1 ||
   { tail -5 "$work/train.log" >&2; exit 1; }
 python3 - "$work/run/metrics.jsonl" <<'PY'
 import json, sys
