@@ -39,7 +39,8 @@ int generate_main(int argc, char** argv) {
       "fairseq (S-/T-/H-/D-/P- lines and a summary) or plain (one hypothesis per line)")(
       "results-path", po::value<std::string>(&o.results_path), "write DIR/generate-SUBSET.txt instead of stdout")(
       "precision", po::value<std::string>(&o.precision.name)->default_value("fp32"),
-      "fp32, bf16 (bf16 products, fp32 scores) or int8 (dynamically quantized projections)")(
+      "fp32, bf16 (bf16 products, fp32 scores), int8 (CPU: dynamically quantized projections) or fp16 (GPU)")(
+      "cpu", po::bool_switch(&o.cpu), "decode on the CPU even when a CUDA GPU is available")(
       "quantize-skip", po::value<std::vector<std::string>>(&o.precision.quantize_skip)->multitoken(),
       "layers kept fp32 under bf16/int8 (parameter-name prefixes, e.g. decoder.output_projection)")(
       "shortlist", po::value<std::string>(&o.shortlist),

@@ -72,6 +72,7 @@ int train_main(int argc, char** argv) {
   visible.add_options()("help,h", "show this help")("set", po::value<std::vector<std::string>>()->composing(),
                                                     "override a recipe key: --set optimization.lr=1e-3")(
       "eval-bleu", po::bool_switch(), "validate with BLEU too (task.eval_bleu)")(
+      "cpu", po::bool_switch(), "train on the CPU even when a CUDA GPU is available (common.cpu)")(
       "print-recipe", po::bool_switch(), "print the resolved recipe (YAML) and exit");
   for (const auto& f : kStringFlags) visible.add_options()(f.name, po::value<std::string>(), f.help);
   for (const auto& f : kIntFlags) visible.add_options()(f.name, po::value<int64_t>(), f.help);
@@ -107,6 +108,7 @@ int train_main(int argc, char** argv) {
   for (const auto& f : kDoubleFlags)
     if (vm.count(f.name)) cfg.set(f.key, vm[f.name].as<double>());
   if (vm["eval-bleu"].as<bool>()) cfg.set("task.eval_bleu", true);
+  if (vm["cpu"].as<bool>()) cfg.set("common.cpu", true);
   csan::tasks::resolve_recipe(cfg);
 
   if (vm["print-recipe"].as<bool>()) {

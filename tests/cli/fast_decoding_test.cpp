@@ -78,6 +78,7 @@ TEST_F(FastDecodingCli, ReducedPrecisionsAndShortlistTranslateLikeFp32) {
   ASSERT_GT(reference_bleu, 5.0) << fp32.err;
   const auto reference = lines_of(fp32.out);
   ASSERT_EQ(reference.size(), 100u);
+  EXPECT_EQ(lines_of(generate({"--cpu"}).out), reference);  // on a machine without a GPU, the CPU was the default
   for (const auto& args :
        std::vector<std::vector<std::string>>{{"--precision", "bf16"},
                                              {"--precision", "int8"},
@@ -112,9 +113,9 @@ TEST_F(FastDecodingCli, EnsemblesConvertEveryMember) {
   const std::string copy = dir_ + "/copy.pt";
   fs::copy_file(checkpoint_, copy, fs::copy_options::overwrite_existing);
   auto single = generate({"--precision", "int8", "--shortlist", dir_ + "/shortlist.txt"});
-  auto ensemble = run({bin("csan-generate"), "--path", checkpoint_ + ":" + copy, "--data", data_, "--gen-subset",
-                       "valid", "--output-format", "plain", "--precision", "int8", "--shortlist",
-                       dir_ + "/shortlist.txt"});
+  auto ensemble =
+      run({bin("csan-generate"), "--path", checkpoint_ + ":" + copy, "--data", data_, "--gen-subset", "valid",
+           "--output-format", "plain", "--precision", "int8", "--shortlist", dir_ + "/shortlist.txt"});
   ASSERT_EQ(ensemble.exit_code, 0) << describe(ensemble);
   const auto a = lines_of(single.out), b = lines_of(ensemble.out);
   ASSERT_EQ(a.size(), b.size());
@@ -130,6 +131,7 @@ TEST_F(FastDecodingCli, BadPrecisionsSkipsAndShortlistsAreOneLineErrors) {
     EXPECT_NE(r.err.find(text), std::string::npos) << r.err;
   };
   expect_error(generate({"--precision", "fp16"}), "--precision: fp16 needs a CUDA device");
+  expect_error(generate({"--precision", "amp"}), "--precision: amp is for training");
   expect_error(generate({"--precision", "int3"}), "--precision: unknown value 'int3'");
   expect_error(generate({"--precision", "int8", "--quantize-skip", "decoder.layer"}),
                "--quantize-skip: 'decoder.layer' names no projection");

@@ -148,9 +148,10 @@ TEST(Train, CorruptCheckpointToResumeFromIsAClearError) {
 }
 
 TEST(Train, PrintRecipeShowsResolvedKeysAndRoundTrips) {
-  auto r = train({recipe("tiny-transformer.yaml"), "--print-recipe", "--lr", "0.002", "--max-update", "7"});
+  auto r = train({recipe("tiny-transformer.yaml"), "--print-recipe", "--lr", "0.002", "--max-update", "7", "--cpu"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("lr: 0.002"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cpu: true"), std::string::npos) << r.out;  // common.cpu
   EXPECT_NE(r.out.find("max_update: 7"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("embed_dim"), std::string::npos) << r.out;  // preset filled in
   auto again = train({write_temp("resolved.yaml", r.out), "--print-recipe"});

@@ -15,8 +15,18 @@ endif()
 
 # c10d declares its NCCL process group only under USE_C10D_NCCL; CUDA builds of LibTorch
 # ship it (distributed training on GPUs). Gloo is detected in the source (__has_include).
+# Its header includes nccl.h, which a pip-installed torch keeps in the nvidia-nccl wheel
+# beside it (site-packages/nvidia/nccl/include) rather than in its own include folder.
 if(TORCH_CUDA_LIBRARIES)
-  add_compile_definitions(USE_C10D_NCCL)
+  get_filename_component(_torch_site_packages "${Torch_DIR}/../../../.." ABSOLUTE)
+  find_path(CSAN_NCCL_INCLUDE_DIR nccl.h
+            HINTS ${CUDAToolkit_INCLUDE_DIRS} "${_torch_site_packages}/nvidia/nccl/include" ENV NCCL_INCLUDE_DIR)
+  if(CSAN_NCCL_INCLUDE_DIR)
+    add_compile_definitions(USE_C10D_NCCL)
+    include_directories(SYSTEM ${CSAN_NCCL_INCLUDE_DIR})
+  else()
+    message(WARNING "CUDA LibTorch without nccl.h (set NCCL_INCLUDE_DIR): GPU data-parallel training is left out")
+  endif()
 endif()
 
 find_package(yaml-cpp REQUIRED)

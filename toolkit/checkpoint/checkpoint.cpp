@@ -85,10 +85,17 @@ torch::serialize::OutputArchive& CheckpointWriter::section(const std::string& na
   return *section;
 }
 
-void CheckpointWriter::capture_rng_state() {
+void CheckpointWriter::capture_rng_state(const torch::Device& device) {
   auto gen = at::detail::getDefaultCPUGenerator();
-  std::lock_guard<std::mutex> lock(gen.mutex());
-  archive_.write("rng.cpu", gen.get_state());
+  {
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    archive_.write("rng.cpu", gen.get_state());
+  }
+  if (device.is_cuda()) {
+    auto cuda = at::globalContext().defaultGenerator(device);
+    std::lock_guard<std::mutex> lock(cuda.mutex());
+    archive_.write("rng.cuda", cuda.get_state());
+  }
 }
 
 void append_trailer(std::string& archive_bytes) {
@@ -129,7 +136,9 @@ CheckpointReader::CheckpointReader(const std::string& path) : path_(path) {
   const std::string problem = archive_problem(bytes.data(), length);
   if (!problem.empty()) fail("corrupt (" + problem + ")");
   try {
-    archive_.load_from(bytes.data(), length);
+    // Onto the CPU whatever device wrote it: the caller copies the weights where its
+    // model lives, so a checkpoint from a GPU run loads on a CPU-only machine too.
+    archive_.load_from(bytes.data(), length, torch::Device(torch::kCPU));
   } catch (const std::exception&) {
     fail("cannot be read (truncated or corrupt?)");
   }
@@ -265,12 +274,24 @@ torch::serialize::InputArchive CheckpointReader::section(const std::string& name
   return nested;
 }
 
-void CheckpointReader::restore_rng_state() {
+void CheckpointReader::restore_rng_state(const torch::Device& device) {
   torch::Tensor state;
   if (!archive_.try_read("rng.cpu", state)) fail("has no RNG state");
   auto gen = at::detail::getDefaultCPUGenerator();
-  std::lock_guard<std::mutex> lock(gen.mutex());
-  gen.set_state(state);
+  {
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    gen.set_state(state);
+  }
+  torch::Tensor cuda_state;
+  if (device.is_cuda() && archive_.try_read("rng.cuda", cuda_state)) {
+    auto cuda = at::globalContext().defaultGenerator(device);
+    std::lock_guard<std::mutex> lock(cuda.mutex());
+    try {
+      cuda.set_state(cuda_state);
+    } catch (const std::exception&) {
+      fail("its GPU random-number state does not fit this LibTorch");
+    }
+  }
 }
 
 }  // namespace csan::checkpoint

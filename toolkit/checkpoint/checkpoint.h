@@ -56,8 +56,9 @@ class CheckpointWriter {
   void set_optimizer(const torch::optim::Optimizer& optimizer);
   // A named sub-archive for other components (precision: loss scaler state).
   torch::serialize::OutputArchive& section(const std::string& name);
-  // Captures torch's default CPU generator (dropout) now.
-  void capture_rng_state();
+  // Captures torch's default CPU generator now, and the GPU's when `device` is one (dropout
+  // on a GPU draws from it), so a resumed run continues the same random stream.
+  void capture_rng_state(const torch::Device& device = torch::kCPU);
   // Atomically writes the archive to `path`.
   void write(const std::string& path);
 
@@ -87,8 +88,9 @@ class CheckpointReader {
   void load_optimizer(torch::optim::Optimizer& optimizer);
   bool has_section(const std::string& name);
   torch::serialize::InputArchive section(const std::string& name);
-  // Restores torch's default CPU generator.
-  void restore_rng_state();
+  // Restores torch's default CPU generator, and `device`'s when it is a GPU and the
+  // checkpoint holds its state (one written on the CPU does not: the GPU's stays seeded).
+  void restore_rng_state(const torch::Device& device = torch::kCPU);
 
  private:
   [[noreturn]] void fail(const std::string& what) const;

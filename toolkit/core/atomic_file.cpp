@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "toolkit/core/error.h"
+#include "toolkit/core/remove_tree.h"
 #include "toolkit/core/temporary_paths.h"
 
 namespace fs = std::filesystem;
@@ -105,7 +106,7 @@ AtomicDirectory::AtomicDirectory(std::string path) : path_(std::move(path)) {
 AtomicDirectory::~AtomicDirectory() {
   if (!committed_) {
     std::error_code ec;
-    fs::remove_all(staging_, ec);
+    remove_tree(staging_);
     forget_temporary(staging_);
   }
 }
@@ -136,7 +137,7 @@ void AtomicDirectory::commit() {
     forget_temporary(staging_);
   }
   if (!old.empty()) {
-    fs::remove_all(old, ec);
+    remove_tree(old);
     forget_temporary(old);
   }
 }
@@ -170,8 +171,7 @@ std::vector<std::string> remove_stale_temporaries(const std::string& path) {
         continue;
       }
     }
-    fs::remove_all(leftover, ec);
-    if (!ec) removed.push_back(leftover.string());
+    if (remove_tree(leftover.string())) removed.push_back(leftover.string());
   }
   return removed;
 }

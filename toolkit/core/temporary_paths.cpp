@@ -10,6 +10,8 @@
 #include <set>
 #include <thread>
 
+#include "toolkit/core/remove_tree.h"
+
 namespace csan {
 
 namespace {
@@ -41,7 +43,7 @@ bool ignored_at_start(int signal) {
     for (int attempt = 0;
          attempt < 5 && std::filesystem::symlink_status(path, ec).type() != std::filesystem::file_type::not_found;
          ++attempt)
-      std::filesystem::remove_all(path, ec);
+      remove_tree(path);
   }
   std::fprintf(stderr, "%s: interrupted by SIG%s; removed its temporary files\n", program, sigabbrev_np(signal));
   std::fflush(stderr);

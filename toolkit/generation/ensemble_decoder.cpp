@@ -5,13 +5,18 @@
 
 #include "toolkit/core/error.h"
 #include "toolkit/generation/vocab_kernels.h"
+#include "toolkit/nn/compute_device.h"
 
 namespace csan::generation {
 
 EnsembleDecoder::EnsembleDecoder(std::vector<std::shared_ptr<models::EncoderDecoderModel>> models, double temperature)
     : models_(std::move(models)), temperature_(temperature) {
   if (models_.empty()) throw Error("generation needs at least one model");
-  for (auto& m : models_) m->eval();
+  for (auto& m : models_) {
+    m->eval();
+    if (nn::device_of(*m) != nn::device_of(*models_.front()))
+      throw Error("generation: the ensemble's models live on different devices");
+  }
 }
 
 void EnsembleDecoder::start(const torch::Tensor& src_tokens, const torch::Tensor& src_lengths,
@@ -52,16 +57,18 @@ StepScores EnsembleDecoder::step_scores(const torch::Tensor& prefix) {
   return {sum, torch::zeros({sum.size(0)}, sum.options())};
 }
 
+torch::Device EnsembleDecoder::device() const { return nn::device_of(*models_.front()); }
+
 void EnsembleDecoder::set_output_vocabulary(const torch::Tensor& ids, int64_t vocab_size) {
-  output_vocabulary_ = ids;
+  output_vocabulary_ = ids.defined() ? ids.to(device()) : ids;
   vocab_size_ = vocab_size;
 }
 
 torch::Tensor EnsembleDecoder::expand_to_vocabulary(const torch::Tensor& logits) const {
   if (logits.size(1) != output_vocabulary_.size(0))
     throw Error("--shortlist: this model's decoder scores the whole vocabulary (it does not support a shortlist)");
-  torch::Tensor full = torch::full({logits.size(0), vocab_size_}, -std::numeric_limits<float>::infinity(),
-                                   logits.options());
+  torch::Tensor full =
+      torch::full({logits.size(0), vocab_size_}, -std::numeric_limits<float>::infinity(), logits.options());
   return full.index_copy_(1, output_vocabulary_, logits);
 }
 

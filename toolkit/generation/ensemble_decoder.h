@@ -3,10 +3,10 @@
 // probabilities (log of the mean of the models' probabilities), as fairseq does.
 #pragma once
 
+#include <torch/torch.h>
+
 #include <memory>
 #include <vector>
-
-#include <torch/torch.h>
 
 #include "toolkit/models/encoder_decoder_model.h"
 #include "toolkit/nn/incremental_state.h"
@@ -28,8 +28,7 @@ struct StepScores {
 class EnsembleDecoder {
  public:
   // Models must share the target vocabulary; they are switched to eval mode.
-  explicit EnsembleDecoder(std::vector<std::shared_ptr<models::EncoderDecoderModel>> models,
-                           double temperature = 1.0);
+  explicit EnsembleDecoder(std::vector<std::shared_ptr<models::EncoderDecoderModel>> models, double temperature = 1.0);
 
   // Encodes src_tokens [B, S] once per sentence and starts empty caches for
   // `rows_per_sentence` rows (beams) of each sentence, room for `max_positions` tokens.
@@ -49,6 +48,8 @@ class EnsembleDecoder {
   void reorder(const torch::Tensor& new_order, const torch::Tensor& sentences = {});
 
   size_t size() const { return models_.size(); }
+  // Where the models compute (the first model's device; an ensemble shares one).
+  torch::Device device() const;
 
   // A lexical shortlist for the following searches: the decoders score only target ids
   // `ids` [S] (sorted int64) and the others get -inf in the [R, vocab_size] scores, so

@@ -13,6 +13,7 @@
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
 #include "toolkit/core/progress.h"
+#include "toolkit/core/remove_tree.h"
 #include "toolkit/data/batching.h"
 #include "toolkit/data/language_pair_dataset.h"
 #include "toolkit/generation/output_format.h"
@@ -20,6 +21,7 @@
 #include "toolkit/generation/sequence_generator.h"
 #include "toolkit/generation/shortlist.h"
 #include "toolkit/generation/text_codec.h"
+#include "toolkit/nn/compute_device.h"
 
 namespace fs = std::filesystem;
 
@@ -75,7 +77,8 @@ class Translator {
  public:
   Translator(const GenerateOptions& options, const LoadedEnsemble& ensemble) : options_(options), ensemble_(ensemble) {
     if (!options.shortlist.empty())
-      shortlist_ = std::make_unique<Shortlist>(Shortlist::load(options.shortlist, ensemble.src_dict, ensemble.tgt_dict));
+      shortlist_ =
+          std::make_unique<Shortlist>(Shortlist::load(options.shortlist, ensemble.src_dict, ensemble.tgt_dict));
   }
 
   // Translates `chunk`; results in the chunk's order.
@@ -96,7 +99,10 @@ class Translator {
     const int64_t sentences = options_.batch_size > 0 ? std::min(options_.batch_size, by_rows) : by_rows;
     const auto batches = data::batch_by_size(order, sizes, sizes, {options_.max_tokens, sentences, 1});
     const int64_t count = static_cast<int64_t>(batches.size());
-    const int64_t workers = resolve_parallel_batches(options_.parallel_batches, count);
+    // One GPU runs one batch at a time best: concurrent searches only queue its kernels.
+    const bool on_gpu = !nn::device_of(*ensemble_.models.front()).is_cpu();
+    const int64_t workers =
+        resolve_parallel_batches(on_gpu && options_.parallel_batches == 0 ? 1 : options_.parallel_batches, count);
     while (static_cast<int64_t>(generators_.size()) < workers) generators_.push_back(make_generator());
     const auto start = std::chrono::steady_clock::now();
     for_each_batch_in_parallel(count, workers, [&](int64_t worker, int64_t index) {
@@ -120,7 +126,8 @@ class Translator {
         // Forced prefix tokens must stay reachable whatever the shortlist says.
         std::vector<int64_t> forced_ids;
         const size_t forced_length = static_cast<size_t>(options_.search.prefix_size);
-        for (const auto* p : prefix) forced_ids.insert(forced_ids.end(), p->begin(), p->begin() + std::min(forced_length, p->size()));
+        for (const auto* p : prefix)
+          forced_ids.insert(forced_ids.end(), p->begin(), p->begin() + std::min(forced_length, p->size()));
         generator.set_output_vocabulary(shortlist_->vocabulary_for(src_tokens, forced_ids), ensemble_.tgt_dict.size());
       }
       auto hyps = generator.generate(src_tokens, torch::tensor(lengths), forced);
@@ -197,7 +204,7 @@ std::string score_with_csan_score(const std::vector<std::string>& hyps, const st
     for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) json.append(buffer, n);
     ::pclose(pipe);
   }
-  fs::remove_all(dir, error);
+  remove_tree(dir.string());
   // {"name": "BLEU", "score": 12.34, ..., "verbose_score": "..."}
   auto field = [&](const std::string& key) -> std::string {
     const size_t at = json.find("\"" + key + "\": ");

@@ -30,6 +30,7 @@ struct GenerateOptions {
   std::string results_path;  // write DIR/generate-SUBSET.txt instead of stdout
   SearchOptions search;
   InferencePrecision precision;  // --precision, --quantize-skip
+  bool cpu = false;              // --cpu: decode on the CPU even when a GPU is available
   std::string shortlist;         // --shortlist FILE: lexical shortlist (build-shortlist)
 };
 

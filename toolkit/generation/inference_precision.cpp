@@ -3,6 +3,7 @@
 #include <set>
 
 #include "toolkit/core/error.h"
+#include "toolkit/nn/compute_device.h"
 #include "toolkit/nn/converted_weights.h"
 
 namespace csan::generation {
@@ -36,10 +37,11 @@ std::string join(const std::vector<std::string>& items, size_t at_most) {
 }  // namespace
 
 void validate(const InferencePrecision& p) {
-  if (p.name == "fp16" || p.name == "amp")
-    throw Error("--precision: " + p.name + " needs a CUDA device; CPU decoding takes fp32, bf16 or int8");
-  if (p.name != "fp32" && p.name != "bf16" && p.name != "int8")
-    throw Error("--precision: unknown value '" + p.name + "' (fp32, bf16 or int8)");
+  if (p.name == "amp") throw Error("--precision: amp is for training; GPU decoding takes fp16 or bf16");
+  if (p.name == "fp16" && !torch::cuda::is_available())
+    throw Error("--precision: fp16 needs a CUDA device; CPU decoding takes fp32, bf16 or int8");
+  if (p.name != "fp32" && p.name != "bf16" && p.name != "int8" && p.name != "fp16")
+    throw Error("--precision: unknown value '" + p.name + "' (fp32, bf16, int8; fp16 on a GPU)");
   if (!p.quantize_skip.empty() && p.name == "fp32")
     throw Error("--quantize-skip: only with --precision bf16 or int8 (every layer is fp32 already)");
   for (const auto& s : p.quantize_skip)
@@ -62,14 +64,22 @@ ConversionReport convert_for_inference(models::EncoderDecoderModel& model, const
   validate(precision);
   ConversionReport report;
   if (precision.name == "fp32") return report;
+  const torch::Device device = nn::device_of(model);
+  if (precision.name == "fp16" && !device.is_cuda())
+    throw Error("--precision: fp16 needs a CUDA device; this model is on the CPU (--cpu?)");
+  if (precision.name == "int8" && !device.is_cpu())
+    throw Error("--precision: int8 runs on the CPU; add --cpu (a GPU decodes fp16 or bf16)");
   torch::NoGradGuard no_grad;
   model.eval();
   nn::LinearWeightRecorder recorder;
   {
-    const auto tokens = torch::full({1, 2}, vocab_token, torch::kLong);
-    model.forward(tokens, torch::full({1}, 2, torch::kLong), tokens);
+    const auto long_on_device = torch::dtype(torch::kLong).device(device);
+    const auto tokens = torch::full({1, 2}, vocab_token, long_on_device);
+    model.forward(tokens, torch::full({1}, 2, long_on_device), tokens);
   }
-  const auto mode = precision.name == "bf16" ? nn::WeightPrecision::Bf16 : nn::WeightPrecision::Int8;
+  const auto mode = precision.name == "bf16"   ? nn::WeightPrecision::Bf16
+                    : precision.name == "fp16" ? nn::WeightPrecision::Fp16
+                                               : nn::WeightPrecision::Int8;
   std::set<const void*> seen;  // a tied weight is listed under two names
   std::vector<std::pair<std::string, torch::Tensor>> weights;
   for (auto& p : model.named_parameters()) {
@@ -109,7 +119,8 @@ void convert_ensemble(const std::vector<std::shared_ptr<models::EncoderDecoderMo
   if (precision.name == "fp32") return;
   ConversionReport report;
   for (const auto& m : models) report = convert_for_inference(*m, precision, vocab_token);
-  const std::string warning = missing_cpu_flag_warning(precision.name);
+  const std::string warning =
+      nn::device_of(*models.front()).is_cpu() ? missing_cpu_flag_warning(precision.name) : std::string();
   if (!warning.empty()) log << warning << "\n";
   log << "precision " << precision.name << ": " << report.converted.size() << " projection(s) per model in "
       << precision.name;

@@ -18,12 +18,12 @@
 namespace csan::generation {
 
 struct InferencePrecision {
-  std::string name = "fp32";               // fp32, bf16 or int8
+  std::string name = "fp32";               // fp32, bf16, int8 (CPU) or fp16 (GPU)
   std::vector<std::string> quantize_skip;  // layers (parameter-name prefixes) kept fp32
 };
 
-// Throws csan::Error naming the option: an unknown precision, fp16 (CUDA only; decoding
-// runs on the CPU), or --quantize-skip without bf16/int8.
+// Throws csan::Error naming the option: an unknown precision, fp16 without a CUDA GPU,
+// or --quantize-skip without bf16/int8/fp16.
 void validate(const InferencePrecision& precision);
 
 // The warning for a CPU without the instructions `precision` is fast with (avx512_bf16

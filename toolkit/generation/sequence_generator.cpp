@@ -26,17 +26,20 @@ SequenceGenerator::SequenceGenerator(std::vector<std::shared_ptr<models::Encoder
       max_target_positions_(min_target_positions(models)) {}
 
 int64_t SequenceGenerator::max_length(int64_t src_length) const {
-  const auto by_source = static_cast<int64_t>(options_.max_len_a * static_cast<double>(src_length)) + options_.max_len_b;
+  const auto by_source =
+      static_cast<int64_t>(options_.max_len_a * static_cast<double>(src_length)) + options_.max_len_b;
   // The decoder sees the leading </s> plus every token: at most max_target_positions.
   return std::max<int64_t>(0, std::min(by_source, max_target_positions_ - 1));
 }
 
-std::vector<std::vector<Hypothesis>> SequenceGenerator::generate(const torch::Tensor& src_tokens,
-                                                                 const torch::Tensor& src_lengths,
+std::vector<std::vector<Hypothesis>> SequenceGenerator::generate(const torch::Tensor& src_tokens_anywhere,
+                                                                 const torch::Tensor& src_lengths_anywhere,
                                                                  const torch::Tensor& forced_prefix) {
   torch::NoGradGuard no_grad;
+  // Batches are collated on the CPU; the search runs where the models are.
+  const auto device = decoder_.device();
+  const torch::Tensor src_tokens = src_tokens_anywhere.to(device), src_lengths = src_lengths_anywhere.to(device);
   const int64_t batch = src_tokens.size(0), k = options_.beam;
-  const auto device = src_tokens.device();
   const auto long_opts = torch::dtype(torch::kLong).device(device);
   const double neg_inf = -std::numeric_limits<double>::infinity();
   std::vector<std::vector<Hypothesis>> finalized(batch);
@@ -55,8 +58,9 @@ std::vector<std::vector<Hypothesis>> SequenceGenerator::generate(const torch::Te
   torch::Tensor positional = torch::zeros({batch * k, longest + 1}, torch::dtype(torch::kFloat).device(device));
   torch::Tensor cumulative = torch::zeros({batch, k}, torch::dtype(torch::kFloat).device(device));
   const torch::Tensor expand = torch::arange(batch, long_opts).repeat_interleave(k);
-  torch::Tensor forced = forced_prefix.defined() && forced_prefix.size(1) > 0 ? forced_prefix.to(device).index_select(0, expand)
-                                                                             : torch::Tensor();
+  torch::Tensor forced = forced_prefix.defined() && forced_prefix.size(1) > 0
+                             ? forced_prefix.to(device).index_select(0, expand)
+                             : torch::Tensor();
   std::vector<int64_t> sentences(batch);  // original index of each sentence still searched
   std::vector<int64_t> row_max_len(batch * k);
   for (int64_t s = 0; s < batch; ++s) {
@@ -73,8 +77,8 @@ std::vector<std::vector<Hypothesis>> SequenceGenerator::generate(const torch::Te
     StepContext context{step, prefix, &row_max_len, forced};
     for (const auto& processor : processors_) processor->apply(step_scores.scores, context);
 
-    Candidates cand = search_->step(step, step_scores.scores.view({n, k, vocab}), step_scores.normalizer.view({n, k}),
-                                    cumulative);
+    Candidates cand =
+        search_->step(step, step_scores.scores.view({n, k, vocab}), step_scores.normalizer.view({n, k}), cumulative);
     const int64_t width = cand.tokens.size(1);
     torch::Tensor rows = cand.beams + torch::arange(n, long_opts).mul_(k).unsqueeze(1);
     // One small transfer per step: the candidates' scores, tokens, rows and log-probabilities.
@@ -156,7 +160,8 @@ std::vector<std::vector<Hypothesis>> SequenceGenerator::generate(const torch::Te
   }
 
   for (auto& hyps : finalized) {
-    std::stable_sort(hyps.begin(), hyps.end(), [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
+    std::stable_sort(hyps.begin(), hyps.end(),
+                     [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
     if (static_cast<int64_t>(hyps.size()) > options_.nbest) hyps.resize(options_.nbest);
   }
   return finalized;

@@ -38,6 +38,9 @@ std::map<const void*, Converted>& table() {
 
 const void* key_of(const torch::Tensor& t) { return t.storage().unsafeGetStorageImpl(); }
 
+// bf16 and fp16 weights: products and lookups in that type, fp32 in and out.
+bool is_half_width_float(torch::ScalarType type) { return type == torch::kBFloat16 || type == torch::kHalf; }
+
 void drop_unused_entries() {
   for (auto it = table().begin(); it != table().end();)
     it = it->second.storage.use_count() <= 1 ? table().erase(it) : std::next(it);
@@ -99,8 +102,8 @@ void convert_weight(torch::Tensor& weight, WeightPrecision precision) {
   torch::NoGradGuard no_grad;
   TORCH_CHECK(weight.dim() == 2 && weight.scalar_type() == torch::kFloat, "convert_weight: a float matrix");
   weight.set_requires_grad(false);
-  if (precision == WeightPrecision::Bf16) {
-    weight.set_data(weight.to(torch::kBFloat16));
+  if (precision == WeightPrecision::Bf16 || precision == WeightPrecision::Fp16) {
+    weight.set_data(weight.to(precision == WeightPrecision::Bf16 ? torch::kBFloat16 : torch::kHalf));
     register_weight(weight, precision, {});
     return;
   }
@@ -135,11 +138,11 @@ bool is_converted(const torch::Tensor& weight) {
 }
 
 torch::Tensor converted_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
-  if (weight.scalar_type() == torch::kBFloat16) {
-    const torch::Tensor b = bias.defined() ? bias.to(torch::kBFloat16) : bias;
+  if (is_half_width_float(weight.scalar_type())) {
+    const torch::Tensor b = bias.defined() ? bias.to(weight.scalar_type()) : bias;
     // at::linear adds the bias inside the GEMM for any rank (one bf16 rounding);
     // torch::nn::functional::linear adds it afterwards for 3-D inputs (two).
-    return at::linear(x.to(torch::kBFloat16), weight, b).to(x.scalar_type());
+    return at::linear(x.to(weight.scalar_type()), weight, b).to(x.scalar_type());
   }
   c10::IValue packed;
   {
@@ -161,7 +164,7 @@ torch::Tensor converted_linear(const torch::Tensor& x, const torch::Tensor& weig
 }
 
 torch::Tensor converted_embedding(const torch::Tensor& weight, const torch::Tensor& tokens) {
-  if (weight.scalar_type() == torch::kBFloat16) return torch::embedding(weight, tokens).to(torch::kFloat);
+  if (is_half_width_float(weight.scalar_type())) return torch::embedding(weight, tokens).to(torch::kFloat);
   const torch::Tensor scales = int8_scales(weight);
   const torch::Tensor rows = torch::embedding(weight, tokens).to(torch::kFloat);
   return rows * torch::embedding(scales.unsqueeze(1), tokens);
@@ -170,8 +173,9 @@ torch::Tensor converted_embedding(const torch::Tensor& weight, const torch::Tens
 torch::Tensor select_weight_rows(const torch::Tensor& weight, const torch::Tensor& rows) {
   torch::Tensor selected = weight.index_select(0, rows);
   if (weight.scalar_type() == torch::kFloat || !is_converted(weight)) return selected;
-  if (weight.scalar_type() == torch::kBFloat16) {
-    register_weight(selected, WeightPrecision::Bf16, {});
+  if (is_half_width_float(weight.scalar_type())) {
+    register_weight(selected, weight.scalar_type() == torch::kBFloat16 ? WeightPrecision::Bf16 : WeightPrecision::Fp16,
+                    {});
   } else {
     register_weight(selected, WeightPrecision::Int8, int8_scales(weight).index_select(0, rows));
   }

@@ -1,4 +1,5 @@
-// Weights converted for fast CPU inference (csan-generate --precision bf16|int8), and
+// Weights converted for fast inference (csan-generate --precision bf16|int8, and fp16 on
+// a GPU), and
 // the one place nn::linear and token embeddings look them up.
 //
 // A converted weight stays the model's parameter tensor; only its data is replaced in
@@ -6,6 +7,7 @@
 // views MultiheadAttention takes of its fused q|k|v weight):
 //   bf16: the weight in bfloat16. Products take fp32 activations, run in bf16 and return
 //         fp32, so layer norms, attention's softmax and the search stay in fp32.
+//   fp16: the same in IEEE half precision (GPUs: their fp16 tensor cores).
 //   int8: the weight's int8 values (a plain kChar tensor, so row views still work) with
 //         one symmetric scale per output row (per channel: max |w| / 127), kept here by
 //         the weight's storage. Each row view is prepacked once for LibTorch's quantized
@@ -21,7 +23,7 @@
 
 namespace csan::nn {
 
-enum class WeightPrecision { Bf16, Int8 };
+enum class WeightPrecision { Bf16, Fp16, Int8 };
 
 // Converts the float parameter `weight` [N, K] in place (int8: also computes its scales).
 void convert_weight(torch::Tensor& weight, WeightPrecision precision);

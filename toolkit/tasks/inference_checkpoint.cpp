@@ -46,7 +46,8 @@ std::string inference_precision_of(const checkpoint::CheckpointMeta& meta) { ret
 void write_inference_checkpoint(const std::string& input, const std::string& output,
                                 const generation::InferencePrecision& precision) {
   generation::validate(precision);
-  if (precision.name == "fp32") throw Error("--precision: convert-checkpoint writes bf16 or int8");
+  if (precision.name != "bf16" && precision.name != "int8")
+    throw Error("--precision: convert-checkpoint writes bf16 or int8");
   checkpoint::CheckpointReader reader(input);
   if (!inference_precision_of(reader.meta()).empty())
     throw Error(input + ": already an inference-only checkpoint (" + inference_precision_of(reader.meta()) + ")");

@@ -9,7 +9,7 @@
 
 namespace csan::tasks {
 
-LoadedModel load_model(checkpoint::CheckpointReader& reader) {
+LoadedModel load_model(checkpoint::CheckpointReader& reader, const torch::Device& device) {
   const auto& meta = reader.meta();
   if (!task_registry().contains(meta.task))
     throw Error(reader.path() + ": written by task '" + meta.task +
@@ -26,6 +26,7 @@ LoadedModel load_model(checkpoint::CheckpointReader& reader) {
     nn::SkipInitialization skip;  // the checkpoint overwrites every weight
     model = models::build_model(cfg, context);
   }
+  model->to(device);
   // An inference-only checkpoint (convert-checkpoint) stores converted projections.
   prepare_for_inference_checkpoint(*model, reader);
   reader.load_model(*model);
@@ -34,18 +35,18 @@ LoadedModel load_model(checkpoint::CheckpointReader& reader) {
   return LoadedModel{model, std::move(cfg), std::move(context), meta, reader.path()};
 }
 
-LoadedModel load_model(const std::string& path) {
+LoadedModel load_model(const std::string& path, const torch::Device& device) {
   checkpoint::CheckpointReader reader(path);
-  return load_model(reader);
+  return load_model(reader, device);
 }
 
 LoadedModel load_ensemble_member(const std::string& path, const checkpoint::CheckpointMeta& first,
-                                 const std::string& first_path) {
+                                 const std::string& first_path, const torch::Device& device) {
   checkpoint::CheckpointReader reader(path);
   if (reader.meta().task != first.task)
     throw Error(path + ": a " + reader.meta().task + " checkpoint, but " + first_path + " is a " + first.task +
                 " checkpoint (an ensemble needs one task)");
-  return load_model(reader);
+  return load_model(reader, device);
 }
 
 }  // namespace csan::tasks

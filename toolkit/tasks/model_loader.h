@@ -22,14 +22,16 @@ struct LoadedModel {
   std::string path;
 };
 
+// The model is built on `device` before its weights are copied in (and, for an
+// inference-only checkpoint, converted there).
 // Throws csan::Error naming the file if it is not a readable csan checkpoint, was
 // written by a task this build does not have, or its weights do not fit its recipe.
-LoadedModel load_model(checkpoint::CheckpointReader& reader);
-LoadedModel load_model(const std::string& path);
+LoadedModel load_model(checkpoint::CheckpointReader& reader, const torch::Device& device = torch::kCPU);
+LoadedModel load_model(const std::string& path, const torch::Device& device = torch::kCPU);
 
 // Member `path` of an ensemble whose first member `first` is: throws csan::Error when
 // its task differs ("an ensemble needs one task").
 LoadedModel load_ensemble_member(const std::string& path, const checkpoint::CheckpointMeta& first,
-                                 const std::string& first_path);
+                                 const std::string& first_path, const torch::Device& device = torch::kCPU);
 
 }  // namespace csan::tasks

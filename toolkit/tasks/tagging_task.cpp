@@ -3,6 +3,7 @@
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
 #include "toolkit/models/tagging_model.h"
+#include "toolkit/nn/compute_device.h"
 #include "toolkit/tasks/tagging_batch.h"
 #include "toolkit/tasks/tagging_generate.h"
 #include "toolkit/tasks/task_registry.h"
@@ -79,9 +80,10 @@ class AccuracyValidator : public training::Validator {
     torch::NoGradGuard no_grad;
     auto& tagger = models::as_family<models::TaggingModel>(model, "tagging accuracy", models::kTagging);
     double correct = 0, total = 0;
+    const torch::Device device = nn::device_of(model);
     for (const auto& batch : batches) {
       if (batch.empty()) continue;
-      const auto t = valid_.collate(batch);
+      const auto t = valid_.collate(batch).to(device);
       const auto& labels = t.fields.at("labels");
       const auto real = labels.ne(data::TaggingVocabulary::kPad);
       correct += predict_labels(tagger.tag(t.fields)).eq(labels).logical_and(real).sum().item<double>();
@@ -102,9 +104,10 @@ class TaggingTask : public training::Task {
   explicit TaggingTask(const core::Config& cfg)
       : dir_(cfg.get<std::string>("task.data")), valid_subset_(cfg.get<std::string>("task.valid_subset")) {
     data_.info = data::read_tagging_data_info(dir_);
-    for (const auto& [name, vocab] : {std::pair<std::string, data::TaggingVocabulary*>{"words", &data_.vocabularies.words},
-                                      {"chars", &data_.vocabularies.chars},
-                                      {"labels", &data_.vocabularies.labels}})
+    for (const auto& [name, vocab] :
+         {std::pair<std::string, data::TaggingVocabulary*>{"words", &data_.vocabularies.words},
+          {"chars", &data_.vocabularies.chars},
+          {"labels", &data_.vocabularies.labels}})
       *vocab = data::TaggingVocabulary::load(data::tagging_vocabulary_path(dir_, name));
     const auto pad_chars = data::pad_word_char_ids(data_.info.layout, data_.vocabularies.chars);
     const std::string train_subset = cfg.get<std::string>("task.train_subset");
@@ -137,8 +140,10 @@ class TaggingTask : public training::Task {
   std::unique_ptr<training::Criterion> criterion(const core::Config& cfg) const override {
     const std::string name = cfg.get<std::string>("criterion.name");
     if (name != "cross_entropy" && name != "label_smoothed_cross_entropy")
-      throw Error::for_key("criterion.name", "the tagging task trains with cross_entropy or "
-                                             "label_smoothed_cross_entropy, not " + name);
+      throw Error::for_key("criterion.name",
+                           "the tagging task trains with cross_entropy or "
+                           "label_smoothed_cross_entropy, not " +
+                               name);
     return std::make_unique<TaggingCriterion>(name == "cross_entropy" ? 0.0
                                                                       : cfg.get<double>("criterion.label_smoothing"));
   }

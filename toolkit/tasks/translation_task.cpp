@@ -10,6 +10,8 @@
 #include "toolkit/generation/bleu_validation.h"
 #include "toolkit/generation/generate_run.h"
 #include "toolkit/models/encoder_decoder_model.h"
+#include "toolkit/nn/compute_device.h"
+#include "toolkit/tasks/inference_checkpoint.h"
 #include "toolkit/tasks/model_loader.h"
 #include "toolkit/tasks/task_registry.h"
 #include "toolkit/training/criterion.h"
@@ -246,7 +248,13 @@ models::ModelContext context_from_meta(const checkpoint::CheckpointMeta& meta, c
 void generate(const generation::GenerateOptions& options, checkpoint::CheckpointReader& first, std::ostream& out,
               std::ostream& log) {
   generation::validate_generate_options(options);
-  const auto ensemble = load_translation_ensemble(options.paths, &first);
+  // int8 products exist only on the CPU: a GPU machine decodes int8 there by itself.
+  const bool int8 = options.precision.name == "int8" || inference_precision_of(first.meta()) == "int8";
+  const torch::Device device = nn::compute_device(options.cpu || int8);
+  if (int8 && !options.cpu && torch::cuda::is_available())
+    log << "int8: decoding on the CPU (int8 products are CPU-only)\n";
+  if (!device.is_cpu()) log << "decoding on " << nn::describe_device(device) << "\n";
+  const auto ensemble = load_translation_ensemble(options.paths, &first, device);
   generation::convert_ensemble(ensemble.models, options.precision, ensemble.tgt_dict.eos(), log);
   generation::translate(options, ensemble, out, log);
 }
@@ -285,14 +293,14 @@ models::ModelContext translation_context(const text::Dictionary& src_dict, const
 }
 
 generation::LoadedEnsemble load_translation_ensemble(const std::vector<std::string>& paths,
-                                                     checkpoint::CheckpointReader* first) {
+                                                     checkpoint::CheckpointReader* first, const torch::Device& device) {
   if (paths.empty()) throw Error("--path: no checkpoint given");
   generation::LoadedEnsemble ensemble;
   checkpoint::CheckpointMeta first_meta;
   for (size_t i = 0; i < paths.size(); ++i) {
-    LoadedModel loaded = i > 0   ? load_ensemble_member(paths[i], first_meta, paths[0])
-                         : first ? load_model(*first)
-                                 : load_model(paths[0]);
+    LoadedModel loaded = i > 0   ? load_ensemble_member(paths[i], first_meta, paths[0], device)
+                         : first ? load_model(*first, device)
+                                 : load_model(paths[0], device);
     if (i == 0) {
       first_meta = loaded.meta;
       if (first_meta.task != "translation")

@@ -27,8 +27,10 @@ models::ModelContext translation_context(const text::Dictionary& src_dict, const
 // Translation models and their data from checkpoints (several: an ensemble, which must
 // share the dictionaries). `first`, when given, is paths[0] already open. Throws
 // csan::Error naming the file for a missing or corrupt checkpoint, one of another task,
-// and an ensemble member whose dictionaries differ from the first one's.
+// and an ensemble member whose dictionaries differ from the first one's. The models
+// live on `device`.
 generation::LoadedEnsemble load_translation_ensemble(const std::vector<std::string>& paths,
-                                                     checkpoint::CheckpointReader* first = nullptr);
+                                                     checkpoint::CheckpointReader* first = nullptr,
+                                                     const torch::Device& device = torch::kCPU);
 
 }  // namespace csan::tasks

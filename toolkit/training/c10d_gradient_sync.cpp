@@ -3,8 +3,12 @@
 // LibTorch's c10d headers declare the Gloo (and NCCL) process groups only when told the
 // library was built with them. Debian's 1.13 and the official 2.x builds have Gloo; NCCL
 // only in CUDA builds, where CMake defines USE_C10D_NCCL (CsanDependencies.cmake).
-#if !defined(USE_C10D_GLOO) && __has_include(<gloo/config.h>)
+#if !defined(USE_C10D_GLOO) && __has_include(<gloo/config.h>) && __has_include(<gloo/algorithm.h>)
 #define USE_C10D_GLOO
+#endif
+// A pip-installed torch declares Gloo (USE_C10D_GLOO) but ships only part of its headers.
+#if defined(USE_C10D_GLOO) && !__has_include(<gloo/algorithm.h>)
+#undef USE_C10D_GLOO
 #endif
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -85,7 +89,7 @@ struct C10dGradientSync::Impl {
   std::string who() const { return "rank " + std::to_string(setup.rank) + " of " + std::to_string(setup.world_size); }
 
   void connect() {
-    const QuietC10dLogs quiet;
+    [[maybe_unused]] const QuietC10dLogs quiet;  // empty where LibTorch logs without glog
     const auto timeout = Milliseconds(static_cast<int64_t>(setup.timeout_seconds * 1000));
     c10d::TCPStoreOptions options;
     options.port = static_cast<std::uint16_t>(setup.master_port);
@@ -99,8 +103,8 @@ struct C10dGradientSync::Impl {
       store = c10::make_intrusive<c10d::PrefixStore>("csan", tcp);
     } catch (const std::exception& e) {
       throw Error(who() + ": cannot " + std::string(options.isServer ? "host" : "reach") + " the rendezvous store at " +
-                  where + " within " + seconds_text(setup.timeout_seconds) + " (" + setup.source + "): " +
-                  first_line(e));
+                  where + " within " + seconds_text(setup.timeout_seconds) + " (" + setup.source +
+                  "): " + first_line(e));
     }
     try {
       create_group(timeout);
@@ -150,7 +154,7 @@ struct C10dGradientSync::Impl {
   // rank 0 (its host) is the one that died.
   [[noreturn]] void fail(const std::string& what, const std::exception& cause) {
     const std::string reason = first_line(cause);
-    const QuietC10dLogs quiet;
+    [[maybe_unused]] const QuietC10dLogs quiet;  // empty where LibTorch logs without glog
     std::string culprits;
     try {
       const auto grace = std::chrono::duration<double>(std::min(setup.timeout_seconds, 3.0));

@@ -55,7 +55,8 @@ void declare_optimizer_options(core::ConfigSchema& schema) {
   schema.add_double("optimizer.adam_eps", 1e-8, "Adam epsilon", 0.0, kMaxFloatOption);
   schema.add_double("optimizer.weight_decay", 0.0, "weight decay (L2 for adam and rmsprop, decoupled for adamw)", 0.0,
                     kMaxFloatOption);
-  schema.add_double("optimizer.rmsprop_rho", 0.9, "RMSprop decay of the squared-gradient average (Keras's rho)", 0.0, 1.0);
+  schema.add_double("optimizer.rmsprop_rho", 0.9, "RMSprop decay of the squared-gradient average (Keras's rho)", 0.0,
+                    1.0);
   schema.add_double("optimizer.rmsprop_eps", 1e-7, "RMSprop epsilon, added outside the square root (Keras's)", 0.0,
                     kMaxFloatOption);
 }
@@ -66,6 +67,32 @@ std::unique_ptr<torch::optim::Optimizer> build_optimizer(std::vector<torch::Tens
 
 void set_learning_rate(torch::optim::Optimizer& optimizer, double lr) {
   for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
+}
+
+namespace {
+void move(torch::Tensor t, const torch::Device& device, const std::function<void(torch::Tensor)>& set) {
+  if (t.defined() && t.device() != device) set(t.to(device));
+}
+}  // namespace
+
+void move_optimizer_state(torch::optim::Optimizer& optimizer, const torch::Device& device) {
+  using namespace torch::optim;
+  for (auto& entry : optimizer.state()) {
+    OptimizerParamState* state = entry.second.get();
+    if (auto* adam = dynamic_cast<AdamParamState*>(state)) {
+      move(adam->exp_avg(), device, [&](torch::Tensor t) { adam->exp_avg(t); });
+      move(adam->exp_avg_sq(), device, [&](torch::Tensor t) { adam->exp_avg_sq(t); });
+      move(adam->max_exp_avg_sq(), device, [&](torch::Tensor t) { adam->max_exp_avg_sq(t); });
+    } else if (auto* adamw = dynamic_cast<AdamWParamState*>(state)) {
+      move(adamw->exp_avg(), device, [&](torch::Tensor t) { adamw->exp_avg(t); });
+      move(adamw->exp_avg_sq(), device, [&](torch::Tensor t) { adamw->exp_avg_sq(t); });
+      move(adamw->max_exp_avg_sq(), device, [&](torch::Tensor t) { adamw->max_exp_avg_sq(t); });
+    } else if (auto* rmsprop = dynamic_cast<RMSpropParamState*>(state)) {
+      move(rmsprop->square_avg(), device, [&](torch::Tensor t) { rmsprop->square_avg(t); });
+      move(rmsprop->momentum_buffer(), device, [&](torch::Tensor t) { rmsprop->momentum_buffer(t); });
+      move(rmsprop->grad_avg(), device, [&](torch::Tensor t) { rmsprop->grad_avg(t); });
+    }
+  }
 }
 
 void clear_grads(torch::optim::Optimizer& optimizer) {

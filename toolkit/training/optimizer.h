@@ -1,14 +1,14 @@
 // Optimizers by name ("optimizer.name"): adam (L2 penalty added to the gradient, as
 // torch.optim.Adam), adamw (decoupled weight decay, which is what fairseq's "adam"
-// does) and rmsprop (Keras's: eps outside the square root; the tagger's). Their state (moments, step counts) is saved in checkpoints via torch's
-// serialization. The learning rate is set before every update from the LR schedule.
+// does) and rmsprop (Keras's: eps outside the square root; the tagger's). Their state (moments, step counts) is saved
+// in checkpoints via torch's serialization. The learning rate is set before every update from the LR schedule.
 #pragma once
+
+#include <torch/torch.h>
 
 #include <functional>
 #include <memory>
 #include <vector>
-
-#include <torch/torch.h>
 
 #include "toolkit/core/config.h"
 #include "toolkit/core/registry.h"
@@ -30,6 +30,10 @@ void set_learning_rate(torch::optim::Optimizer& optimizer, double lr);
 // and an add over every gradient. A parameter that gets no gradient is skipped by the
 // optimizer, as in fairseq, instead of being stepped with a zero gradient.
 void clear_grads(torch::optim::Optimizer& optimizer);
+
+// Moves the optimizer's state (moments, running averages) to `device`, where its
+// parameters live: state loaded from a checkpoint arrives on the CPU.
+void move_optimizer_state(torch::optim::Optimizer& optimizer, const torch::Device& device);
 
 // Multiplies every gradient by `factor` (normalizing summed losses by the sample size).
 void multiply_grads(const std::vector<torch::Tensor>& params, double factor);

@@ -9,6 +9,7 @@
 #include "toolkit/core/directory_lock.h"
 #include "toolkit/core/error.h"
 #include "toolkit/data/epoch_iterator.h"
+#include "toolkit/nn/compute_device.h"
 #include "toolkit/nn/parameter_count.h"
 #include "toolkit/training/c10d_gradient_sync.h"
 #include "toolkit/training/checkpoint_manager.h"
@@ -102,7 +103,8 @@ int run_training(const core::Config& cfg, Task& task, const std::string& command
       [&](const torch::Device& device) -> std::unique_ptr<GradientSync> {
         if (distributed.distributed()) return std::make_unique<C10dGradientSync>(distributed, device);
         return std::make_unique<LocalGradientSync>();
-      }));
+      },
+      nn::compute_device(cfg.get<bool>("common.cpu"), distributed.local_rank)));
   const bool master = trainer.sync().is_master();
   log_line = [&log, master](const std::string& line) {
     if (master) log.info(line);
@@ -111,7 +113,8 @@ int run_training(const core::Config& cfg, Task& task, const std::string& command
 
   log.info(task.describe());
   log.info("model " + cfg.get<std::string>("model.arch") + ": " +
-           std::to_string(nn::count_parameters(trainer.model())) + " parameters");
+           std::to_string(nn::count_parameters(trainer.model())) + " parameters, on " +
+           nn::describe_device(trainer.device()));
   const std::string slow_precision =
       precision_speed_warning(cfg.get<std::string>("common.precision"), trainer.model().parameters().front().device());
   if (!slow_precision.empty() && master) log.info(slow_precision);

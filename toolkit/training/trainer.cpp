@@ -3,6 +3,7 @@
 #include <cmath>
 #include <csignal>
 
+#include "toolkit/nn/compute_device.h"
 #include "toolkit/training/optimizer.h"
 #include "toolkit/training/stop_signal.h"
 
@@ -47,8 +48,11 @@ StepStats unpack(const std::vector<double>& v) {
 
 Trainer::Trainer(TrainerParts parts) : parts_(std::move(parts)) {
   params_ = unique_parameters(*parts_.model);
+  device_ = nn::device_of(*parts_.model);
   optimizer_params_ = parts_.precision->optimizer_params(params_);
 }
+
+TensorBatch Trainer::on_device(const TensorBatch& batch) const { return device_.is_cpu() ? batch : batch.to(device_); }
 
 UpdateResult Trainer::train_step(const std::vector<TensorBatch>& micro_batches) {
   auto& model = *parts_.model;
@@ -64,7 +68,7 @@ UpdateResult Trainer::train_step(const std::vector<TensorBatch>& micro_batches) 
     CriterionOutput out;
     {
       AutocastGuard forward_precision(parts_.precision->autocast());
-      out = parts_.criterion->compute(model, batch);
+      out = parts_.criterion->compute(model, on_device(batch));
     }
     parts_.precision->scale_loss(out.loss).backward();
     local.add(out);
@@ -108,7 +112,7 @@ StepStats Trainer::valid_step(const TensorBatch& batch) {
     auto& model = *parts_.model;
     model.eval();
     AutocastGuard forward_precision(parts_.precision->autocast());
-    stats.add(parts_.criterion->compute(model, batch));
+    stats.add(parts_.criterion->compute(model, on_device(batch)));
   }
   return stats;
 }
@@ -117,17 +121,19 @@ void Trainer::save_state(checkpoint::CheckpointWriter& writer) const {
   writer.set_model(*parts_.model);
   writer.set_optimizer(*parts_.optimizer);
   parts_.precision->save(writer.section("precision"));
-  writer.capture_rng_state();
+  writer.capture_rng_state(device_);
 }
 
 void Trainer::load_state(checkpoint::CheckpointReader& reader) {
   reader.load_model(*parts_.model);
   reader.load_optimizer(*parts_.optimizer);
+  // Checkpoints load onto the CPU (one written on a GPU resumes anywhere).
+  move_optimizer_state(*parts_.optimizer, device_);
   if (reader.has_section("precision")) {
     auto archive = reader.section("precision");
     parts_.precision->load(archive);
   }
-  reader.restore_rng_state();
+  reader.restore_rng_state(device_);
   num_updates_ = reader.progress().num_updates;
 }
 

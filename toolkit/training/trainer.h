@@ -71,6 +71,8 @@ class Trainer {
   GradientSync& sync() { return *parts_.sync; }
   PrecisionPolicy& precision() { return *parts_.precision; }
   const std::vector<torch::Tensor>& params() const { return params_; }
+  // Where the model computes; batches arrive on the CPU and are moved there.
+  const torch::Device& device() const { return device_; }
 
   // Model, optimizer, precision and RNG state into/out of a checkpoint; the update
   // count travels in TrainingProgress.
@@ -79,9 +81,12 @@ class Trainer {
   void set_num_updates(int64_t n) { num_updates_ = n; }
 
  private:
+  TensorBatch on_device(const TensorBatch& batch) const;
+
   TrainerParts parts_;
   std::vector<torch::Tensor> params_;
   std::vector<torch::Tensor> optimizer_params_;  // params_ or their fp32 master copies
+  torch::Device device_ = torch::kCPU;
   int64_t num_updates_ = 0;
 };
 

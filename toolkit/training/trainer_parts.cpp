@@ -8,7 +8,8 @@
 namespace csan::training {
 
 TrainerParts assemble_trainer_parts(const core::Config& cfg, const Task& task,
-                                    std::unique_ptr<PrecisionPolicy> precision, const SyncFactory& make_sync) {
+                                    std::unique_ptr<PrecisionPolicy> precision, const SyncFactory& make_sync,
+                                    const torch::Device& device) {
   const std::string family = models::arch_family(cfg);
   if (family != task.model_family())
     throw Error::for_key("model.arch", "'" + cfg.get<std::string>("model.arch") + "' builds " + family +
@@ -16,6 +17,7 @@ TrainerParts assemble_trainer_parts(const core::Config& cfg, const Task& task,
                                            " models");
   TrainerParts parts;
   parts.model = models::build_model(cfg, task.model_context());
+  parts.model->to(device);
   parts.precision = std::move(precision);
   parts.precision->prepare_model(*parts.model);
   parts.optimizer = build_optimizer(parts.precision->optimizer_params(unique_parameters(*parts.model)), cfg);

@@ -19,8 +19,11 @@ namespace csan::training {
 // The gradient sync for a model on `device` (LocalGradientSync or c10d).
 using SyncFactory = std::function<std::unique_ptr<GradientSync>(const torch::Device& device)>;
 
+// The model is drawn on the CPU (the same initial weights wherever it trains), then moved
+// to `device` before the precision policy and the optimizer see it.
 // Throws csan::Error naming model.arch when the arch's family is not the task's.
 TrainerParts assemble_trainer_parts(const core::Config& cfg, const Task& task,
-                                    std::unique_ptr<PrecisionPolicy> precision, const SyncFactory& make_sync);
+                                    std::unique_ptr<PrecisionPolicy> precision, const SyncFactory& make_sync,
+                                    const torch::Device& device = torch::kCPU);
 
 }  // namespace csan::training

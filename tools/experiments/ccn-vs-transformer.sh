@@ -13,8 +13,8 @@
 #          (d 256, FFN 1024, 4 heads, 3 + 3 layers, joint 8k SentencePiece, 4,000 updates) with
 #          pre-norm and bias-free attention for both; --arch ccn for CCN. About 7-10 hours on
 #          2 CPU cores (README, "CCN").
-# --quick  the built-in toy corpus (3,000 pairs), recipes/ccn-tiny.yaml (ccn_tiny; the
-#          Transformer: --arch transformer_tiny), 200 updates: a few minutes; checks the
+# --quick  the built-in toy corpus (1,000 pairs), recipes/ccn-tiny.yaml (ccn_tiny; the
+#          Transformer: --arch transformer_tiny), 80 updates: under a minute; checks the
 #          pipeline, not the paper (ctest runs it).
 # Rerunning continues: data and finished steps are kept, training resumes from
 # checkpoint_last.pt. Only the executables' command lines are used.
@@ -26,10 +26,10 @@ experiment_options "$@"
 if ((quick)); then
   toy_corpus
   corpus="toy corpus (quick check)" recipe=$root/recipes/ccn-tiny.yaml spm_vocab=200
-  train_args=(--max-update 200 --log-interval 20 --set dataset.validate_interval_updates=50
-              --set task.eval_bleu_beam=2 --set checkpoint.no_epoch_checkpoints=true)
+  train_args=(--max-update 80 --log-interval 10 --set dataset.validate_interval_updates=40 --set dataset.max_tokens=1024
+              --set lr_scheduler.warmup_updates=20 --set task.eval_bleu_beam=1 --set checkpoint.no_epoch_checkpoints=true)
   transformer=(--arch transformer_tiny) ccn=()
-  setting="Quick check (--quick): the built-in toy corpus (3,000 training pairs), recipes/ccn-tiny.yaml (d 64, FFN 256, 4 heads, 2 + 2 pre-norm layers, attention without biases), 200 updates, seed $seed; ccn_tiny against transformer_tiny with the same settings. Numbers say nothing about the paper."
+  setting="Quick check (--quick): the built-in toy corpus (1,000 training pairs), recipes/ccn-tiny.yaml (d 64, FFN 256, 4 heads, 2 + 2 pre-norm layers, attention without biases), 80 updates of 1,024 tokens, seed $seed; ccn_tiny against transformer_tiny with the same settings. Numbers say nothing about the paper."
 else
   multi30k_corpus
   corpus="Multi30k En→De" recipe=$root/recipes/multi30k-small.yaml spm_vocab=8000

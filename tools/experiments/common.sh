@@ -48,14 +48,16 @@ experiment_options() {
   cd "$out"
 }
 
-# The built-in toy corpus: 3,000 training pairs, 200 valid, 200 test, seed 1.
+# The built-in toy corpus of the quick checks: 1,000 training pairs of at most 10 words,
+# 100 valid, 100 test, seed 1 (small enough that ctest runs each --quick in well under a minute).
 toy_corpus() {
   src=src tgt=tgt
   local raw=$out/raw
   train_prefix=$raw/train valid_prefix=$raw/valid test_prefix=$raw/test
   if [ ! -s "$raw/test.$tgt" ]; then
     step "toy corpus -> $raw"
-    "$build/tools/csan-toy-corpus" --out-dir "$raw" --train 3000 --valid 200 --test 200 --seed 1 2> toy-corpus.log ||
+    "$build/tools/csan-toy-corpus" --out-dir "$raw" --train 1000 --valid 100 --test 100 --seed 1 --max-words 10 \
+      2> toy-corpus.log ||
       { tail -1 toy-corpus.log >&2; die "csan-toy-corpus failed (log: $out/toy-corpus.log)"; }
   fi
 }

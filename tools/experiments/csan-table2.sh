@@ -11,8 +11,8 @@
 # full     recipes/multi30k-small.yaml (d 256, 3 + 3 layers, joint 8k SentencePiece),
 #          4,000 updates per system; CSAN: window 11 (M+1), 1 or 3 heads (N+1), in encoder
 #          layers 0 and 1. About 7 hours on 2 CPU cores (README, "tools/experiments").
-# --quick  the built-in toy corpus (3,000 pairs) and the tiny recipe, 200 updates: a few
-#          minutes; checks the pipeline, not the paper (ctest runs it).
+# --quick  the built-in toy corpus (1,000 pairs) and the tiny recipe, 80 updates: under a
+#          minute; checks the pipeline, not the paper (ctest runs it).
 # Rerunning continues: data and finished steps are kept, training resumes from
 # checkpoint_last.pt. Only the executables' command lines are used.
 set -euo pipefail
@@ -23,10 +23,10 @@ experiment_options "$@"
 if ((quick)); then
   toy_corpus
   corpus="toy corpus (quick check)" recipe=$root/recipes/tiny-transformer.yaml spm_vocab=200
-  train_args=(--max-update 200 --log-interval 20 --set dataset.validate_interval_updates=50
-              --set task.eval_bleu_beam=2 --set checkpoint.no_epoch_checkpoints=true)
+  train_args=(--max-update 80 --log-interval 10 --set dataset.validate_interval_updates=40 --set dataset.max_tokens=1024
+              --set lr_scheduler.warmup_updates=20 --set task.eval_bleu_beam=1 --set checkpoint.no_epoch_checkpoints=true)
   csan1d=(--arch csan1d_tiny) csan2d=(--arch csan2d_tiny)
-  setting="Quick check (--quick): the built-in toy corpus (3,000 training pairs), recipes/tiny-transformer.yaml, 200 updates, seed $seed; csan1d_tiny / csan2d_tiny (window 11, 1 / 3 heads, encoder layer 0). Numbers say nothing about the paper."
+  setting="Quick check (--quick): the built-in toy corpus (1,000 training pairs), recipes/tiny-transformer.yaml, 80 updates of 1,024 tokens, seed $seed; csan1d_tiny / csan2d_tiny (window 11, 1 / 3 heads, encoder layer 0). Numbers say nothing about the paper."
 else
   multi30k_corpus
   corpus="Multi30k En→De" recipe=$root/recipes/multi30k-small.yaml spm_vocab=8000

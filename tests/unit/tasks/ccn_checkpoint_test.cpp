@@ -9,6 +9,7 @@
 #include "tests/support/model_fixtures.h"
 #include "toolkit/checkpoint/checkpoint.h"
 #include "toolkit/core/error.h"
+#include "toolkit/core/remove_tree.h"
 #include "toolkit/nn/init.h"
 #include "toolkit/tasks/model_loader.h"
 #include "toolkit/tasks/recipe.h"
@@ -26,7 +27,7 @@ using namespace csan;
 
 std::string temp_dir(const std::string& name) {
   auto dir = fs::temp_directory_path() / ("csan-ccn-checkpoint-test-" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
+  remove_tree(dir.string());
   fs::create_directories(dir);
   return dir.string();
 }

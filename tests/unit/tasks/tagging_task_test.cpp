@@ -3,6 +3,8 @@
 // padding, validation accuracy over real words, checkpoint data that rebuilds the model
 // context, a short run_training with early stopping on accuracy, and csan-generate's
 // tagging of a CoNLL-U file (only the tag column changes).
+#include "toolkit/tasks/tagging_task.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -14,6 +16,7 @@
 #include "tests/support/toy_treebank.h"
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
+#include "toolkit/core/remove_tree.h"
 #include "toolkit/data/conllu.h"
 #include "toolkit/data/tagging_preprocess.h"
 #include "toolkit/models/tagging_model.h"
@@ -21,7 +24,6 @@
 #include "toolkit/tasks/model_loader.h"
 #include "toolkit/tasks/recipe.h"
 #include "toolkit/tasks/tagging_batch.h"
-#include "toolkit/tasks/tagging_task.h"
 #include "toolkit/tasks/task_registry.h"
 #include "toolkit/training/train_loop.h"
 
@@ -34,7 +36,7 @@ using namespace csan;
 const fs::path& work_dir() {
   static const fs::path dir = [] {
     auto d = fs::temp_directory_path() / ("csan-tagging-task-" + std::to_string(::getpid()));
-    fs::remove_all(d);
+    remove_tree(d.string());
     fs::create_directories(d);
     csan::testing::ToyTreebank bank(3);
     std::ofstream(d / "train.conllu") << bank.conllu(160, 40);
@@ -57,7 +59,8 @@ std::string recipe_text(const std::string& save_dir = "") {
          "2}\ncriterion: {name: cross_entropy}\noptimizer: {name: rmsprop}\nlr_scheduler: {name: fixed}\n"
          "optimization: {lr: 0.005, max_epoch: 30, patience: 2}\ndataset: {max_tokens: 0, max_sentences: 16}\n"
          "checkpoint: {best_checkpoint_metric: accuracy, no_epoch_checkpoints: true, save_dir: " +
-         (save_dir.empty() ? (work_dir() / "unused").string() : save_dir) + "}\ncommon: {log_interval: 1000, seed: 3}\n";
+         (save_dir.empty() ? (work_dir() / "unused").string() : save_dir) +
+         "}\ncommon: {log_interval: 1000, seed: 3}\n";
 }
 
 std::string error_of(const std::function<void()>& f) {
@@ -108,7 +111,8 @@ TEST(TaggingTask, CriterionIgnoresPaddingAndValidationCountsRealWords) {
   const auto logits = tagger.tag(batch.fields);
   const auto labels = batch.fields.at("labels");
   const auto real = labels.ne(0);
-  const auto manual = -torch::log_softmax(logits, -1).gather(-1, labels.unsqueeze(-1)).squeeze(-1).masked_select(real).sum();
+  const auto manual =
+      -torch::log_softmax(logits, -1).gather(-1, labels.unsqueeze(-1)).squeeze(-1).masked_select(real).sum();
   EXPECT_NEAR(out.loss.item<double>(), manual.item<double>(), 1e-3);
   EXPECT_EQ(out.sample_size, real.sum().item<int64_t>());
 

@@ -13,6 +13,7 @@
 
 #include "tests/support/model_fixtures.h"
 #include "toolkit/core/error.h"
+#include "toolkit/core/remove_tree.h"
 #include "toolkit/tasks/generate.h"
 #include "toolkit/tasks/model_loader.h"
 #include "toolkit/tasks/recipe.h"
@@ -31,7 +32,7 @@ using namespace csan;
 
 std::string temp_dir(const std::string& name) {
   auto dir = fs::temp_directory_path() / ("csan-task-test-" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
+  remove_tree(dir.string());
   return dir.string();
 }
 

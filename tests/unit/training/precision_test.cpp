@@ -16,6 +16,7 @@
 #include "tests/support/cpuinfo_flags.h"
 #include "toolkit/checkpoint/checkpoint.h"
 #include "toolkit/core/error.h"
+#include "toolkit/core/remove_tree.h"
 #include "toolkit/training/autocast_guard.h"
 #include "toolkit/training/optimizer.h"
 #include "toolkit/training/precision_master_weights.h"
@@ -243,7 +244,7 @@ TEST(MasterWeights, CheckpointRestoresScalerAndMastersExactly) {
     EXPECT_TRUE(torch::equal(first.params()[i], second.params()[i])) << i;
     EXPECT_TRUE(torch::equal(first_masters->master_params()[i], second_masters->master_params()[i])) << i;
   }
-  std::filesystem::remove_all(std::filesystem::path(path).parent_path());
+  remove_tree(std::filesystem::path(path).parent_path().string());
 }
 
 TEST(AutocastGuard, RunsMatrixProductsInBf16AndRestoresTheState) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "toolkit/checkpoint/checkpoint.h"
+#include "toolkit/core/remove_tree.h"
 #include "toolkit/tasks/model_loader.h"
 
 namespace fs = std::filesystem;
@@ -71,7 +72,7 @@ class Resume : public ::testing::Test {
               0)
         << slurp(root_ + "/pre.log");
   }
-  static void TearDownTestSuite() { fs::remove_all(root_); }
+  static void TearDownTestSuite() { remove_tree(root_); }
 
   // Small batches so that an epoch has many updates and stops fall mid-epoch; dropout
   // on, so the RNG state matters.

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# The GPU check, run on a machine with CUDA and a Python torch 2.x but none of csan's other
+# libraries and no network (the lent GPU machine):
+#   tools/gpu/fetch-debs.sh             here, once: .gpu/debs/ gets the Debian packages
+#   tools/gpu/check.sh DATA [OUT]       there: DATA is a csan-preprocess output (Multi30k)
+# It unpacks the .deb files into .gpu/prefix (never into /), builds csan against python3's
+# LibTorch, then trains and decodes on the GPU: Transformer in fp16 to a usable model,
+# CCN base and Transformer base tokens/s per precision, and decoding sentences/s and BLEU
+# in fp32, fp16, bf16 (GPU) and int8 (CPU), and the unit tests that need a GPU. Everything
+# is logged to OUT (default: build-gpu/check).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+data=${1:?usage: tools/gpu/check.sh DATA [OUT]}
+out=${2:-$root/build-gpu/check}
+mkdir -p "$out"
+build=${CSAN_GPU_BUILD_DIR:-$root/build-gpu}
+prefix=$root/.gpu/prefix
+start=$(date +%s)
+step() { echo "== [$(($(date +%s) - start)) s] $*"; }
+# CSAN_GPU_STEPS picks what runs after the build (default: all of them).
+steps=" ${CSAN_GPU_STEPS:-tests train decode speed resume} "
+wants() { [[ $steps == *" $1 "* ]]; }
+
+step "machine"
+nvidia-smi -L || true
+python3 - <<'PY' || true
+import torch
+print("torch", torch.__version__, "cuda", torch.version.cuda, "gpu", torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+      "cxx11_abi", torch._C._GLIBCXX_USE_CXX11_ABI)
+PY
+g++ --version | head -1; cmake --version | head -1; (ldd --version | head -1) || true
+
+step "unpack .gpu/debs into $prefix"
+rm -rf "$prefix" && mkdir -p "$prefix"
+for deb in "$root"/.gpu/debs/*.deb; do dpkg -x "$deb" "$prefix" || exit 1; done
+
+step "configure"
+torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
+for cuda in /usr/local/cuda /usr/local/cuda-*; do
+  if [ -x "$cuda/bin/nvcc" ]; then export PATH=$cuda/bin:$PATH CUDAToolkit_ROOT=$cuda; break; fi
+done
+generator=(); command -v ninja >/dev/null && generator=(-G Ninja)
+cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$torch_prefix;$prefix/usr" -DCSAN_DEPS_PREFIX="$prefix" ${CSAN_GPU_CMAKE_ARGS:-} \
+  >"$out/configure.log" 2>&1 || { tail -40 "$out/configure.log"; exit 1; }
+grep -i -E 'warning|cuda|torch' "$out/configure.log" | head -20
+
+step "build"
+cmake --build "$build" --parallel "$(nproc)" --target csan-train csan-generate csan-preprocess csan-score test_training test_generation -- \
+  $([ ${#generator[@]} -gt 0 ] && echo -k 0) >"$out/build.log" 2>&1
+status=$?
+grep -E 'error|Error' "$out/build.log" | head -60
+# Test binaries that failed to build do not stop the executables' checks.
+[ $status = 0 ] || [ -x "$build/cli/csan-train" -a -x "$build/cli/csan-generate" ] || { tail -20 "$out/build.log"; exit 1; }
+
+export LD_LIBRARY_PATH=$prefix/usr/lib/x86_64-linux-gnu:$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+bin=$build/cli
+# The progress lines' tokens/s (wps), the last training loss and the valid loss.
+summarize() { grep -E '"(train|valid)"|wps|loss|BLEU|sentences/s|error' "$1" | tail -${2:-4}; }
+
+wants tests && step "unit tests on the GPU"
+wants tests && for t in training generation; do
+  [ -x "$build/tests/test_$t" ] || { echo "test_$t did not build"; continue; }
+  timeout 120 "$build/tests/test_$t" --gtest_filter='Gpu*:ComputeDevice*:OptimizerState*:Precision*:InferencePrecision*' \
+    >"$out/test_$t.log" 2>&1; echo "test_$t exit $?"
+  grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED|Failure|error' "$out/test_$t.log" | head -20
+done
+
+small_updates=${CSAN_GPU_SMALL_UPDATES:-1500}
+if wants train; then
+  step "Transformer (multi30k-small) fp16 on the GPU, $small_updates updates"
+  timeout 150 "$bin/csan-train" "$root/recipes/multi30k-small.yaml" --data "$data" --save-dir "$out/small-fp16" \
+    --precision fp16 --max-update $small_updates --log-interval 250 >"$out/small-fp16.log" 2>&1; echo "exit $?"
+  tail -3 "$out/small-fp16.log"
+fi
+ckpt=$out/small-fp16/checkpoint_best.pt
+
+# Summaries go to --results-path files (written before the process ends).
+decode() {  # NAME ARGS...
+  local name=$1; shift
+  timeout 90 "$bin/csan-generate" --data "$data" --gen-subset valid --path "$ckpt" --beam 5 --batch-size 128 \
+    --results-path "$out/generate-$name" "$@" >"$out/generate-$name.log" 2>&1; echo "$name: exit $?"
+  grep -E 'Translated|BLEU' "$out/generate-$name/generate-valid.txt" 2>/dev/null; grep -v '^$' "$out/generate-$name.log" | tail -2
+}
+if wants decode; then
+  step "decode valid, beam 5: fp32, fp16, bf16 on the GPU; int8 and fp32 on the CPU ($(nproc) cores)"
+  for p in fp32 fp16 bf16; do decode gpu-$p --precision $p; done
+  for p in int8 fp32; do decode cpu-$p --cpu --precision $p; done
+fi
+if wants debug; then
+  step "backtraces of crashes at exit"
+  gdb=$(command -v cuda-gdb || command -v gdb)
+  timeout 120 "$gdb" -q -batch -ex run -ex bt -ex 'info sharedlibrary' --args "$bin/csan-generate" --cpu --data "$data" \
+    --gen-subset valid --path "$ckpt" --beam 1 --batch-size 128 --results-path "$out/debug-generate" \
+    >"$out/debug-generate.log" 2>&1
+  grep -E -A30 'SIG|signal' "$out/debug-generate.log" | head -60
+  timeout 120 "$gdb" -q -batch -ex run -ex bt --args "$build/tests/test_training" --gtest_filter='Gpu.ACheckpoint*' \
+    >"$out/debug-test.log" 2>&1
+  grep -E -A30 'SIG|signal|OK \]|FAILED' "$out/debug-test.log" | head -50
+fi
+
+wants speed && for run in ccn_base:fp16 ccn_base:amp ccn_base:fp32 transformer_base_prenorm:fp16 transformer_base_prenorm:fp32; do
+  arch=${run%:*} p=${run#*:}
+  step "$arch $p: 120 updates of 6,528 tokens (tokens/s)"
+  timeout 90 "$bin/csan-train" "$root/recipes/ccn-base.yaml" --arch $arch --data "$data" --precision $p \
+      --distributed-world-size 1 --max-update 120 --log-interval 40 --save-dir "$out/$arch-$p" \
+      --set task.eval_bleu=false --set checkpoint.best_checkpoint_metric=loss --set checkpoint.no_save=true \
+      >"$out/$arch-$p.log" 2>&1; echo "exit $?"
+  grep -E 'wps|error' "$out/$arch-$p.log" | tail -2
+done
+
+wants resume && step "resume on the GPU: 2 epochs then 1 more vs 3 epochs (fp32, multi30k-small): same valid loss?"
+wants resume && for run in straight split; do
+  dir=$out/resume-$run
+  if [ $run = split ]; then
+    "$bin/csan-train" "$root/recipes/multi30k-small.yaml" --data "$data" --save-dir "$dir" --max-epoch 2 >/dev/null 2>&1
+  fi
+  timeout 60 "$bin/csan-train" "$root/recipes/multi30k-small.yaml" --data "$data" --save-dir "$dir" --max-epoch 3 \
+    >"$out/resume-$run.log" 2>&1; echo "exit $?"
+  grep -E 'valid' "$out/resume-$run.log" | tail -1
+done
+step "done"
