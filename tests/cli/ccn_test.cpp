@@ -58,12 +58,14 @@ std::vector<double> train_losses(const std::string& save_dir) {
 class CcnCli : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    const std::string data = csan::testing::make_toy_data("ccn_cli", 2000, 60, 5, /*max_words=*/10);
-    dir_ = fs::path(data).parent_path().string();
-    auto train = csan_train(dir_ + "/ckpt", {"--max-update", "240", "--save-interval-updates", "80"});
-    ASSERT_EQ(train.exit_code, 0) << describe(train);
+    dir_ = csan::testing::shared_fixture("ccn_cli", [](const std::string& dir) {
+      csan::testing::make_toy_data_in(dir, 2000, 60, 5, /*max_words=*/10);
+      dir_ = dir;  // csan_train reads the data from dir_
+      auto train = csan_train(dir + "/ckpt", {"--max-update", "240", "--save-interval-updates", "80"});
+      ASSERT_EQ(train.exit_code, 0) << describe(train);
+    });
     checkpoint_ = dir_ + "/ckpt/checkpoint_last.pt";
-    ASSERT_TRUE(fs::exists(checkpoint_)) << train.err;
+    ASSERT_TRUE(fs::exists(checkpoint_));
   }
 
   static RunResult csan_train(const std::string& save_dir, std::vector<std::string> extra) {

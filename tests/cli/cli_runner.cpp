@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,7 +70,10 @@ std::string make_temp_dir(const std::string& name) {
 }
 
 std::string make_toy_data(const std::string& name, int train, int valid, int seed, int max_words) {
-  const std::string d = make_temp_dir(name);
+  return make_toy_data_in(make_temp_dir(name), train, valid, seed, max_words);
+}
+
+std::string make_toy_data_in(const std::string& d, int train, int valid, int seed, int max_words) {
   auto r = run({tool("csan-toy-corpus"), "--out-dir", d + "/raw", "--train", std::to_string(train), "--valid",
                 std::to_string(valid), "--test", "10", "--seed", std::to_string(seed), "--max-words",
                 std::to_string(max_words)});
@@ -77,6 +82,47 @@ std::string make_toy_data(const std::string& name, int train, int valid, int see
            "--validpref", d + "/raw/valid", "--destdir", d + "/bin", "--joined-dictionary", "--spm-vocab-size", "200"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return d + "/bin";
+}
+
+namespace {
+
+// Modification times (ns) of the programs a fixture is made with, this test binary included.
+std::string build_stamp() {
+  uint64_t h = 1469598103934665603ull;
+  for (const std::string& path : {bin("csan-preprocess"), bin("csan-train"), bin("csan-generate"), bin("csan-score"),
+                                  tool("csan-toy-corpus"), std::string("/proc/self/exe")}) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) continue;
+    for (uint64_t v : {uint64_t(st.st_mtim.tv_sec), uint64_t(st.st_mtim.tv_nsec), uint64_t(st.st_size)})
+      h = (h ^ v) * 1099511628211ull;
+  }
+  return std::to_string(h);
+}
+
+}  // namespace
+
+std::string shared_fixture(const std::string& name, const std::function<void(const std::string& dir)>& make) {
+  namespace fs = std::filesystem;
+  const fs::path base = fs::path(CSAN_BIN_DIR).parent_path() / "test-fixtures";
+  fs::create_directories(base);
+  const fs::path shared = base / (name + "-" + build_stamp());
+  const int lock = ::open((base / (name + ".lock")).c_str(), O_RDWR | O_CREAT, 0644);
+  if (lock < 0 || ::flock(lock, LOCK_EX) != 0) throw std::runtime_error("cannot lock the fixture " + name);
+  if (!fs::exists(shared / ".complete")) {
+    for (const auto& entry : fs::directory_iterator(base))  // fixtures of earlier builds
+      if (entry.is_directory() && entry.path().filename().string().rfind(name + "-", 0) == 0)
+        fs::remove_all(entry.path());
+    fs::create_directories(shared);
+    make(shared.string());
+    if (!::testing::Test::HasFatalFailure()) std::ofstream(shared / ".complete");
+  }
+  ::flock(lock, LOCK_UN);
+  ::close(lock);
+  const std::string own = make_temp_dir(name);
+  for (const auto& entry : fs::directory_iterator(shared))
+    if (entry.path().filename() != ".complete")
+      fs::create_symlink(entry.path(), fs::path(own) / entry.path().filename());
+  return own;
 }
 
 }  // namespace csan::testing

@@ -1,6 +1,7 @@
 // Runs an executable for end-to-end tests and captures its exit code and output.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,5 +31,17 @@ std::string make_temp_dir(const std::string& name);
 // 200-piece SentencePiece vocabulary) into DIR/bin, DIR a fresh directory named `name`;
 // returns DIR/bin. Failures are test failures.
 std::string make_toy_data(const std::string& name, int train, int valid, int seed, int max_words = 20);
+// The same in the existing directory `dir`.
+std::string make_toy_data_in(const std::string& dir, int train, int valid, int seed, int max_words = 20);
+
+// The fixture of a test suite, made once and shared by every test process: ctest runs each
+// test in a process of its own, and rebuilding a suite's corpus and trained model in each
+// one cost minutes of every run. `make` fills a directory under the build tree the first
+// time this build (the executables and this test binary, by modification time) asks for
+// `name`; concurrent processes wait for it on a lock. Returns a fresh directory private to
+// this process in which each entry of the shared one appears as a symbolic link, so tests
+// write their own files beside the shared ones without changing them. A `make` that fails
+// (a fatal gtest failure) leaves nothing for the next process to reuse.
+std::string shared_fixture(const std::string& name, const std::function<void(const std::string& dir)>& make);
 
 }  // namespace csan::testing

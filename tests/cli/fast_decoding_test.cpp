@@ -38,16 +38,18 @@ class FastDecodingCli : public ::testing::Test {
   static void SetUpTestSuite() {
     // generate_test.cpp's training (4,000 pairs, 4 epochs): enough for the model to
     // translate (BLEU well above an untrained model's), so agreement means something.
-    data_ = csan::testing::make_toy_data("fast_decoding_cli", 4000, 100, 1);
-    dir_ = fs::path(data_).parent_path().string();
-    auto train = run({bin("csan-train"), std::string(CSAN_SOURCE_DIR) + "/recipes/tiny-transformer.yaml", "--data",
-                      data_, "--save-dir", dir_ + "/ckpt", "--max-epoch", "4", "--max-tokens", "1024", "--set",
-                      "lr_scheduler.warmup_updates=60"});
-    ASSERT_EQ(train.exit_code, 0) << describe(train);
+    dir_ = csan::testing::shared_fixture("fast_decoding_cli", [](const std::string& dir) {
+      const std::string data = csan::testing::make_toy_data_in(dir, 4000, 100, 1);
+      auto train = run({bin("csan-train"), std::string(CSAN_SOURCE_DIR) + "/recipes/tiny-transformer.yaml", "--data",
+                        data, "--save-dir", dir + "/ckpt", "--max-epoch", "4", "--max-tokens", "1024", "--set",
+                        "lr_scheduler.warmup_updates=60"});
+      ASSERT_EQ(train.exit_code, 0) << describe(train);
+      auto shortlist = run({tool("build-shortlist"), "--data", data, "-s", "src", "-t", "tgt", "--top-k", "20",
+                            "--frequent", "30", "--output", dir + "/shortlist.txt"});
+      ASSERT_EQ(shortlist.exit_code, 0) << describe(shortlist);
+    });
+    data_ = dir_ + "/bin";
     checkpoint_ = dir_ + "/ckpt/checkpoint_last.pt";
-    auto shortlist = run({tool("build-shortlist"), "--data", data_, "-s", "src", "-t", "tgt", "--top-k", "20",
-                          "--frequent", "30", "--output", dir_ + "/shortlist.txt"});
-    ASSERT_EQ(shortlist.exit_code, 0) << describe(shortlist);
   }
 
   static RunResult generate(std::vector<std::string> args) {

@@ -61,21 +61,22 @@ std::map<std::string, std::vector<std::string>> by_kind(const std::string& out) 
 class GenerateCli : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = csan::testing::make_temp_dir("generate_cli");
-    const std::string raw = dir_ + "/raw";
-    auto corpus = run({tool("csan-toy-corpus"), "--out-dir", raw, "--train", "4000", "--valid", "100", "--test", "200",
-                       "--seed", "1", "--max-words", "10"});
-    ASSERT_EQ(corpus.exit_code, 0) << describe(corpus);
-    auto preprocess = run({bin("csan-preprocess"), "--source-lang", "src", "--target-lang", "tgt", "--trainpref",
-                           raw + "/train", "--validpref", raw + "/valid", "--testpref", raw + "/test", "--destdir",
-                           dir_ + "/bin", "--joined-dictionary", "--spm-vocab-size", "300", "--workers", "1"});
-    ASSERT_EQ(preprocess.exit_code, 0) << describe(preprocess);
-    auto train = run({bin("csan-train"), std::string(CSAN_SOURCE_DIR) + "/recipes/tiny-transformer.yaml", "--data",
-                      dir_ + "/bin", "--save-dir", dir_ + "/ckpt", "--max-epoch", "4", "--max-tokens", "1024", "--set",
-                      "lr_scheduler.warmup_updates=60"});
-    ASSERT_EQ(train.exit_code, 0) << describe(train);
+    dir_ = csan::testing::shared_fixture("generate_cli", [](const std::string& dir) {
+      const std::string raw = dir + "/raw";
+      auto corpus = run({tool("csan-toy-corpus"), "--out-dir", raw, "--train", "4000", "--valid", "100", "--test",
+                         "200", "--seed", "1", "--max-words", "10"});
+      ASSERT_EQ(corpus.exit_code, 0) << describe(corpus);
+      auto preprocess = run({bin("csan-preprocess"), "--source-lang", "src", "--target-lang", "tgt", "--trainpref",
+                             raw + "/train", "--validpref", raw + "/valid", "--testpref", raw + "/test", "--destdir",
+                             dir + "/bin", "--joined-dictionary", "--spm-vocab-size", "300", "--workers", "1"});
+      ASSERT_EQ(preprocess.exit_code, 0) << describe(preprocess);
+      auto train = run({bin("csan-train"), std::string(CSAN_SOURCE_DIR) + "/recipes/tiny-transformer.yaml", "--data",
+                        dir + "/bin", "--save-dir", dir + "/ckpt", "--max-epoch", "4", "--max-tokens", "1024", "--set",
+                        "lr_scheduler.warmup_updates=60"});
+      ASSERT_EQ(train.exit_code, 0) << describe(train);
+    });
     checkpoint_ = dir_ + "/ckpt/checkpoint_last.pt";
-    ASSERT_TRUE(fs::exists(checkpoint_)) << train.err;
+    ASSERT_TRUE(fs::exists(checkpoint_));
   }
 
   static RunResult generate(std::vector<std::string> args, const std::string& stdin_data = "") {
