@@ -2,7 +2,9 @@
 # The GPU check, run on a machine with CUDA and a Python torch 2.x but none of csan's other
 # libraries and no network (the lent GPU machine):
 #   tools/gpu/fetch-debs.sh             here, once: .gpu/debs/ gets the Debian packages
-#   tools/gpu/check.sh DATA [OUT]       there: DATA is a csan-preprocess output (Multi30k)
+#   cp -r DATA .gpu/m30k                here: a csan-preprocess output (Multi30k, joined 8k)
+#   tools/gpu/check.sh .gpu/m30k [OUT]  there (the device tool with carry [".gpu"])
+# CSAN_GPU_STEPS="tests train decode speed resume debug" picks the checks after the build.
 # It unpacks the .deb files into .gpu/prefix (never into /), builds csan against python3's
 # LibTorch, then trains and decodes on the GPU: Transformer in fp16 to a usable model,
 # CCN base and Transformer base tokens/s per precision, and decoding sentences/s and BLEU
