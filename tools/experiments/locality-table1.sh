@@ -17,8 +17,8 @@
 #          LOCAL_HARD (2 of 4 heads local), LOCAL_SOFT, CNNs and CSAN-2D; every attention for
 #          REL_POS; every encoder layer for BLOCK. About 24 hours on 2 CPU cores (README,
 #          "tools/experiments").
-# --quick  the built-in toy corpus (1,000 pairs) and the tiny recipe, 80 updates each: about
-#          two minutes; checks the pipeline, not the paper (ctest runs it).
+# --quick  the built-in toy corpus (1,000 pairs) and the tiny recipe, 40 updates each: about
+#          under a minute; checks the pipeline, not the paper (ctest runs it).
 # Rerunning continues: data and finished steps are kept, training resumes from
 # checkpoint_last.pt. Only the executables' command lines are used.
 set -euo pipefail
@@ -82,13 +82,13 @@ if ((quick)); then
   train_prefix=$raw/train valid_prefix=$raw/valid test_prefix=$raw/test
   recipe=$root/recipes/tiny-transformer.yaml
   spm_vocab=200
-  train_args=(--max-update 80 --log-interval 10 --set dataset.validate_interval_updates=40 --set dataset.max_tokens=1024
+  train_args=(--max-update 40 --log-interval 10 --set dataset.validate_interval_updates=20 --set dataset.max_tokens=1024
               --set lr_scheduler.warmup_updates=20
               --set task.eval_bleu_beam=1 --set checkpoint.no_epoch_checkpoints=true)
   layers=("[0]" "[0,1]" 2)  # the lowest-three methods' layers, every layer, LOCAL_HARD's global heads
   csan_arch=(--arch csan2d_tiny)
   beam=2
-  setting="Quick check (--quick): the built-in toy corpus (1,000 training pairs), recipes/tiny-transformer.yaml (2 + 2 layers, 4 heads), 80 updates of 1,024 tokens, seed $seed, beam $beam; the methods in encoder layer 0, REL_POS everywhere, BLOCK in both encoder layers. Numbers say nothing about the paper."
+  setting="Quick check (--quick): the built-in toy corpus (1,000 training pairs), recipes/tiny-transformer.yaml (2 + 2 layers, 4 heads), 40 updates of 1,024 tokens, seed $seed, beam $beam; the methods in encoder layer 0, REL_POS everywhere, BLOCK in both encoder layers. Numbers say nothing about the paper."
   if [ ! -s "$raw/test.$tgt" ]; then
     step "toy corpus -> $raw"
     "$build/tools/csan-toy-corpus" --out-dir "$raw" --train 1000 --valid 60 --test 60 --seed 1 --max-words 10 2>/dev/null
