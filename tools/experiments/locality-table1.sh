@@ -17,7 +17,7 @@
 #          LOCAL_HARD (2 of 4 heads local), LOCAL_SOFT, CNNs and CSAN-2D; every attention for
 #          REL_POS; every encoder layer for BLOCK. About 24 hours on 2 CPU cores (README,
 #          "tools/experiments").
-# --quick  the built-in toy corpus (1,000 pairs) and the tiny recipe, 40 updates each: about
+# --quick  the built-in toy corpus (1,000 pairs) and the tiny recipe, 40 updates each:
 #          under a minute; checks the pipeline, not the paper (ctest runs it).
 # Rerunning continues: data and finished steps are kept, training resumes from
 # checkpoint_last.pt. Only the executables' command lines are used.
