@@ -61,11 +61,12 @@ TEST(InferencePrecision, ConvertsEveryProjectionIncludingTheOutputLayerAndHonour
 }
 
 TEST(InferencePrecision, BadValuesAreOneLineErrorsNamingTheOption) {
-  if (!torch::cuda::is_available())  // a GPU decodes fp16 (gpu_decoding_test)
+  if (!torch::cuda::is_available()) {  // a GPU decodes fp16 (gpu_decoding_test)
     EXPECT_NE(message_of([] {
                 validate(InferencePrecision{"fp16", {}});
               }).find("--precision: fp16 needs a CUDA"),
               std::string::npos);
+  }
   EXPECT_NE(message_of([] {
               validate(InferencePrecision{"int4", {}});
             }).find("--precision: unknown value 'int4'"),
