@@ -6,19 +6,19 @@
 namespace csan::generation {
 
 namespace {
-constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+constexpr double kMaskedLogProb = -std::numeric_limits<double>::infinity();
 
 // Sets every column but `keep` to -inf in the rows of `rows` (bool [R]).
 void keep_only(torch::Tensor& lprobs, const torch::Tensor& rows, const torch::Tensor& keep) {
   auto kept = lprobs.gather(1, keep.view({-1, 1}));
-  auto masked = lprobs.clone().fill_(kNegInf).scatter_(1, keep.view({-1, 1}), kept);
+  auto masked = lprobs.clone().fill_(kMaskedLogProb).scatter_(1, keep.view({-1, 1}), kept);
   lprobs = torch::where(rows.view({-1, 1}), masked, lprobs);
 }
 }  // namespace
 
 void SpecialTokenPenalty::apply(torch::Tensor& lprobs, const StepContext&) const {
-  lprobs.select(1, special_.pad).fill_(kNegInf);
-  lprobs.select(1, special_.bos).fill_(kNegInf);
+  lprobs.select(1, special_.pad).fill_(kMaskedLogProb);
+  lprobs.select(1, special_.bos).fill_(kMaskedLogProb);
   if (unkpen_ != 0) lprobs.select(1, special_.unk).sub_(unkpen_);
 }
 
@@ -28,11 +28,11 @@ void MinLength::apply(torch::Tensor& lprobs, const StepContext& context) const {
   bool all = true;
   for (int64_t m : max_len) all = all && m > context.step;
   if (all) {
-    lprobs.select(1, eos_).fill_(kNegInf);
+    lprobs.select(1, eos_).fill_(kMaskedLogProb);
     return;
   }
   for (size_t r = 0; r < max_len.size(); ++r)
-    if (max_len[r] > context.step) lprobs[static_cast<int64_t>(r)][eos_].fill_(kNegInf);
+    if (max_len[r] > context.step) lprobs[static_cast<int64_t>(r)][eos_].fill_(kMaskedLogProb);
 }
 
 void NoRepeatNgram::apply(torch::Tensor& lprobs, const StepContext& context) const {
@@ -54,7 +54,7 @@ void NoRepeatNgram::apply(torch::Tensor& lprobs, const StepContext& context) con
   }
   if (rows.empty()) return;
   auto opts = torch::dtype(torch::kLong).device(lprobs.device());
-  lprobs.index_put_({torch::tensor(rows, opts), torch::tensor(banned, opts)}, kNegInf);
+  lprobs.index_put_({torch::tensor(rows, opts), torch::tensor(banned, opts)}, kMaskedLogProb);
 }
 
 void PrefixForcing::apply(torch::Tensor& lprobs, const StepContext& context) const {

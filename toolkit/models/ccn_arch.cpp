@@ -33,10 +33,10 @@ ArchSpec ccn_family(Preset preset) {
 
 Preset ccn(const std::string& size) { return merged(transformer_size(size), prenorm_without_attention_bias()); }
 
-core::Registrar<ArchSpec> plain(arch_registry(), "ccn", ccn_family({}));
-core::Registrar<ArchSpec> tiny(arch_registry(), "ccn_tiny", ccn_family(ccn("tiny")));
-core::Registrar<ArchSpec> base(arch_registry(), "ccn_base", ccn_family(ccn("base")));
-core::Registrar<ArchSpec> big(arch_registry(), "ccn_big", ccn_family(ccn("big")));
+core::Registrar<ArchSpec> ccn_plain(arch_registry(), "ccn", ccn_family({}));
+core::Registrar<ArchSpec> ccn_tiny(arch_registry(), "ccn_tiny", ccn_family(ccn("tiny")));
+core::Registrar<ArchSpec> ccn_base(arch_registry(), "ccn_base", ccn_family(ccn("base")));
+core::Registrar<ArchSpec> ccn_big(arch_registry(), "ccn_big", ccn_family(ccn("big")));
 
 }  // namespace
 

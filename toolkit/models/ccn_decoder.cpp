@@ -9,7 +9,7 @@
 namespace csan::models {
 
 namespace {
-std::string layer_key(int64_t i) { return "decoder.layers." + std::to_string(i); }
+std::string ccn_layer_key(int64_t i) { return "decoder.layers." + std::to_string(i); }
 }  // namespace
 
 CcnDecoderBranchImpl::CcnDecoderBranchImpl(const nn::TransformerLayerOptions& options) {
@@ -87,7 +87,7 @@ CcnDecoderImpl::CcnDecoderImpl(const TransformerOptions& options, const CcnOptio
                                              options.max_target_positions, d, padding_idx, options.learned_pos}));
   const auto gates = ccn.decoder_gates();
   for (int64_t i = 0; i < options.decoder_layers; ++i)
-    layers->push_back(CcnDecoderLayer(options.layer, layer_key(i), gates));
+    layers->push_back(CcnDecoderLayer(options.layer, ccn_layer_key(i), gates));
   register_module("layers", layers);
   if (options.layer.normalize_before) layer_norm = register_module("layer_norm", nn::layer_norm(d));
   // A tied projection reads embed_tokens->weight at each call, so it follows whatever
@@ -102,7 +102,7 @@ CcnDecoderImpl::CcnDecoderImpl(const TransformerOptions& options, const CcnOptio
 torch::Tensor CcnDecoderImpl::forward(const torch::Tensor& prev_output_tokens, const EncoderOut& encoder_out,
                                       nn::IncrementalState* state, const torch::Tensor& positions) {
   // With a state, positions [0, cached) are in the self-attention caches already.
-  const int64_t cached = state ? state->length(layer_key(0) + ".self_attn.prev_key") : 0;
+  const int64_t cached = state ? state->length(ccn_layer_key(0) + ".self_attn.prev_key") : 0;
   torch::Tensor tokens =
       cached > 0 ? prev_output_tokens.narrow(1, cached, prev_output_tokens.size(1) - cached) : prev_output_tokens;
   torch::Tensor x = embed_tokens(tokens);

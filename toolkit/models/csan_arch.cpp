@@ -29,7 +29,7 @@ Preset csan(const std::string& size, int64_t head_window) {
   return merged(merged(transformer_size(size), chains), window);
 }
 
-core::Registrar<ArchSpec> plain(arch_registry(), "csan", transformer_family(csan("", 0)));
+core::Registrar<ArchSpec> csan_plain(arch_registry(), "csan", transformer_family(csan("", 0)));
 core::Registrar<ArchSpec> tiny1d(arch_registry(), "csan1d_tiny", transformer_family(csan("tiny", 1)));
 core::Registrar<ArchSpec> tiny2d(arch_registry(), "csan2d_tiny", transformer_family(csan("tiny", 3)));
 core::Registrar<ArchSpec> base1d(arch_registry(), "csan1d_base", transformer_family(csan("base", 1)));

@@ -36,7 +36,7 @@ Preset row(const std::string& positions, std::vector<std::string> chain) {
   return {{"model.tagger.position_embedding", positions}, {"model.attention.encoder.self", std::move(chain)}};
 }
 
-core::Registrar<ArchSpec> plain(arch_registry(), "tagger", tagger_family({}));
+core::Registrar<ArchSpec> tagger_plain(arch_registry(), "tagger", tagger_family({}));
 core::Registrar<ArchSpec> san(arch_registry(), "tagger_san", tagger_family(row("none", {})));
 core::Registrar<ArchSpec> pe_add(arch_registry(), "tagger_pe_add", tagger_family(row("add", {})));
 core::Registrar<ArchSpec> pe_con(arch_registry(), "tagger_pe_con", tagger_family(row("concat", {})));

@@ -24,16 +24,19 @@ ArchSpec transformer_family(Preset preset) {
 
 namespace {
 
-core::Registrar<ArchSpec> plain(arch_registry(), "transformer", transformer_family({}));
-core::Registrar<ArchSpec> tiny(arch_registry(), "transformer_tiny", transformer_family(transformer_size("tiny")));
-core::Registrar<ArchSpec> base(arch_registry(), "transformer_base", transformer_family(transformer_size("base")));
-core::Registrar<ArchSpec> big(arch_registry(), "transformer_big", transformer_family(transformer_size("big")));
-core::Registrar<ArchSpec> base_prenorm(arch_registry(), "transformer_base_prenorm",
-                                       transformer_family(merged(transformer_size("base"),
-                                                                 prenorm_without_attention_bias())));
-core::Registrar<ArchSpec> big_prenorm(arch_registry(), "transformer_big_prenorm",
-                                      transformer_family(merged(transformer_size("big"),
-                                                                prenorm_without_attention_bias())));
+core::Registrar<ArchSpec> transformer_plain(arch_registry(), "transformer", transformer_family({}));
+core::Registrar<ArchSpec> transformer_tiny(arch_registry(), "transformer_tiny",
+                                           transformer_family(transformer_size("tiny")));
+core::Registrar<ArchSpec> transformer_base(arch_registry(), "transformer_base",
+                                           transformer_family(transformer_size("base")));
+core::Registrar<ArchSpec> transformer_big(arch_registry(), "transformer_big",
+                                          transformer_family(transformer_size("big")));
+core::Registrar<ArchSpec> transformer_base_prenorm(arch_registry(), "transformer_base_prenorm",
+                                                   transformer_family(merged(transformer_size("base"),
+                                                                             prenorm_without_attention_bias())));
+core::Registrar<ArchSpec> transformer_big_prenorm(arch_registry(), "transformer_big_prenorm",
+                                                  transformer_family(merged(transformer_size("big"),
+                                                                            prenorm_without_attention_bias())));
 
 }  // namespace
 

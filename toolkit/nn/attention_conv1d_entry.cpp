@@ -45,18 +45,18 @@ torch::Tensor AttentionConv1dEntry::probabilities(torch::Tensor probs, const Att
 
 namespace {
 
-std::shared_ptr<AttentionEntry> build(const core::Config& cfg, const AttentionSite& site) {
+std::shared_ptr<AttentionEntry> build_attention_conv1d(const core::Config& cfg, const AttentionSite& site) {
   const auto o = attention_conv1d_option_table().read(cfg);
   if (o.width % 2 == 0) throw Error::for_key("model.attention_conv1d.width", "must be odd ('same' padding)");
   if (!entry_applies_at(o.layers, site, "model.attention_conv1d.layers")) return nullptr;
   return std::make_shared<AttentionConv1dEntry>(site.num_heads, fixed_positions(site, "attention_conv1d"), o.width);
 }
 
-core::Registrar<AttentionEntrySpec> registration(
+core::Registrar<AttentionEntrySpec> attention_conv1d_entry(
     attention_entry_registry(), "attention_conv1d",
     {"SAN+Conv (Dufter et al. 2020): relu(Conv1D) of each head's attention probabilities, t filters",
      [](core::ConfigSchema& s) { attention_conv1d_option_table().declare(s, /*with_defaults=*/false); },
-     [] { return attention_conv1d_option_table().defaults(); }, build});
+     [] { return attention_conv1d_option_table().defaults(); }, build_attention_conv1d});
 
 }  // namespace
 

@@ -34,18 +34,18 @@ torch::Tensor AttentionConv2dEntry::probabilities(torch::Tensor probs, const Att
 
 namespace {
 
-std::shared_ptr<AttentionEntry> build(const core::Config& cfg, const AttentionSite& site) {
+std::shared_ptr<AttentionEntry> build_attention_conv2d(const core::Config& cfg, const AttentionSite& site) {
   const auto o = attention_conv2d_option_table().read(cfg);
   if (o.width % 2 == 0) throw Error::for_key("model.attention_conv2d.width", "must be odd ('same' padding)");
   if (!entry_applies_at(o.layers, site, "model.attention_conv2d.layers")) return nullptr;
   return std::make_shared<AttentionConv2dEntry>(site.num_heads, o.width);
 }
 
-core::Registrar<AttentionEntrySpec> registration(
+core::Registrar<AttentionEntrySpec> attention_conv2d_entry(
     attention_entry_registry(), "attention_conv2d",
     {"SAN+Conv2d (Dufter et al. 2020): relu(3 x 3 Conv2D) of each head's attention probabilities",
      [](core::ConfigSchema& s) { attention_conv2d_option_table().declare(s, /*with_defaults=*/false); },
-     [] { return attention_conv2d_option_table().defaults(); }, build});
+     [] { return attention_conv2d_option_table().defaults(); }, build_attention_conv2d});
 
 }  // namespace
 

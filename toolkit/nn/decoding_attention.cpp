@@ -29,7 +29,7 @@ inline float dot(const float* a, const float* b, int64_t n) {
   return sum;
 }
 
-struct Geometry {
+struct DecodingGeometry {
   int64_t groups, heads, head_dim, tk;
   int64_t q_row, k_batch, k_head, k_row, v_batch, v_head, v_row;  // strides (elements)
   float scaling;
@@ -42,7 +42,7 @@ struct Geometry {
 // head ([Tk], rows g.bias_row apart) or null. scores: scratch of G * Tk floats; out: the
 // first query row's context, rows out_row apart.
 CSAN_WITH_AVX2_CLONE
-void attend_pair(const Geometry& g, const float* q, const float* k, const float* v, const int64_t* rows, int64_t row,
+void attend_pair(const DecodingGeometry& g, const float* q, const float* k, const float* v, const int64_t* rows, int64_t row,
                  const bool* padding, const float* bias, float* scores, float* out, int64_t out_row) {
   const int64_t d = g.head_dim, tk = g.tk;
   for (int64_t j = 0; j < tk; ++j) {
@@ -106,7 +106,7 @@ torch::Tensor decoding_attention(const torch::Tensor& q, const torch::Tensor& k,
 
   // With a history every query row is its own pair (G = 1) over the stored rows.
   const int64_t key_rows = history ? q.size(0) : k.size(0);
-  Geometry g{q.size(0) / key_rows, num_heads,    k.size(3),    k.size(2),    qc.stride(0), kc.stride(0),
+  DecodingGeometry g{q.size(0) / key_rows, num_heads,    k.size(3),    k.size(2),    qc.stride(0), kc.stride(0),
              kc.stride(1),         kc.stride(2), vc.stride(0), vc.stride(1), vc.stride(2), static_cast<float>(scaling)};
   const int64_t model_dim = q.size(1);
   torch::Tensor out = torch::empty({q.size(0), model_dim}, q.options());

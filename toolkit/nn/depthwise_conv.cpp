@@ -14,7 +14,7 @@ using torch::autograd::variable_list;
 
 // For each filter tap (u, v): output row i reads input row i + u - pad, columns shifted
 // by v - pad; `each(i, input_row, u, first, last, shift)` runs over the valid columns.
-struct Geometry {
+struct ConvGeometry {
   int64_t rows, cols, k, pad;
   template <typename F>
   void taps(F&& each) const {
@@ -30,7 +30,7 @@ struct Geometry {
   }
 };
 
-Geometry geometry_of(const torch::Tensor& x, const torch::Tensor& weight) {
+ConvGeometry geometry_of(const torch::Tensor& x, const torch::Tensor& weight) {
   const int64_t k = weight.size(2);
   return {x.size(2), x.size(3), k, k / 2};
 }

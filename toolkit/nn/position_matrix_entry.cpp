@@ -29,17 +29,17 @@ torch::Tensor PositionMatrixEntry::bias(const AttentionInputs& in) {
 
 namespace {
 
-std::shared_ptr<AttentionEntry> build(const core::Config& cfg, const AttentionSite& site) {
+std::shared_ptr<AttentionEntry> build_position_matrix(const core::Config& cfg, const AttentionSite& site) {
   const auto o = position_matrix_option_table().read(cfg);
   if (!entry_applies_at(o.layers, site, "model.position_matrix.layers")) return nullptr;
   return std::make_shared<PositionMatrixEntry>(site.num_heads, fixed_positions(site, "position_matrix"));
 }
 
-core::Registrar<AttentionEntrySpec> registration(
+core::Registrar<AttentionEntrySpec> position_matrix_entry(
     attention_entry_registry(), "position_matrix",
     {"SAN+P (Dufter et al. 2020): a learned t x t matrix per head added to the logits",
      [](core::ConfigSchema& s) { position_matrix_option_table().declare(s, /*with_defaults=*/false); },
-     [] { return position_matrix_option_table().defaults(); }, build});
+     [] { return position_matrix_option_table().defaults(); }, build_position_matrix});
 
 }  // namespace
 

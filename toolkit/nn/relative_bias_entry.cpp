@@ -50,18 +50,18 @@ torch::Tensor RelativeBiasEntry::bias(const AttentionInputs& in) {
 
 namespace {
 
-std::shared_ptr<AttentionEntry> build(const core::Config& cfg, const AttentionSite& site) {
+std::shared_ptr<AttentionEntry> build_relative_bias(const core::Config& cfg, const AttentionSite& site) {
   const auto o = relative_bias_option_table().read(cfg);
   if (!entry_applies_at(o.layers, site, "model.relative_bias.layers")) return nullptr;
   return std::make_shared<RelativeBiasEntry>(site.num_heads, fixed_positions(site, "relative_bias"),
                                              o.form == "circulant");
 }
 
-core::Registrar<AttentionEntrySpec> registration(
+core::Registrar<AttentionEntrySpec> relative_bias_entry(
     attention_entry_registry(), "relative_bias",
     {"SAN+R (Dufter et al. 2020): a learned bias per head and relative position added to the logits",
      [](core::ConfigSchema& s) { relative_bias_option_table().declare(s, /*with_defaults=*/false); },
-     [] { return relative_bias_option_table().defaults(); }, build});
+     [] { return relative_bias_option_table().defaults(); }, build_relative_bias});
 
 }  // namespace
 

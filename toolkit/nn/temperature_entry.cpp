@@ -33,17 +33,17 @@ void TemperatureEntry::scale(torch::Tensor& q, torch::Tensor& k, torch::Tensor& 
 
 namespace {
 
-std::shared_ptr<AttentionEntry> build(const core::Config& cfg, const AttentionSite& site) {
+std::shared_ptr<AttentionEntry> build_temperature(const core::Config& cfg, const AttentionSite& site) {
   const auto o = temperature_option_table().read(cfg);
   if (!entry_applies_at(o.layers, site, "model.temperature.layers")) return nullptr;
   return std::make_shared<TemperatureEntry>(site.num_heads);
 }
 
-core::Registrar<AttentionEntrySpec> registration(
+core::Registrar<AttentionEntrySpec> temperature_entry(
     attention_entry_registry(), "temperature",
     {"SAN+Temp (Dufter et al. 2020): learned per-head scalars on q, k and v",
      [](core::ConfigSchema& s) { temperature_option_table().declare(s, /*with_defaults=*/false); },
-     [] { return temperature_option_table().defaults(); }, build});
+     [] { return temperature_option_table().defaults(); }, build_temperature});
 
 }  // namespace
 

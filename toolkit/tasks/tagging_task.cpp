@@ -172,16 +172,16 @@ class TaggingTask : public training::Task {
   std::unique_ptr<TaggingDataset> train_, valid_;
 };
 
-models::ModelContext context_from_meta(const checkpoint::CheckpointMeta& meta, const std::string& path) {
+models::ModelContext tagging_context_from_meta(const checkpoint::CheckpointMeta& meta, const std::string& path) {
   return tagging_context(tagging_data_from_meta(meta, path));
 }
 
-core::Registrar<TaskSpec> registration(
+core::Registrar<TaskSpec> tagging_task(
     task_registry(), "tagging",
     {"CoNLL-U tags binarized by csan-preprocess --task tagging; tagging models (arch tagger)", models::kTagging,
      [](core::ConfigSchema&) {}, [] { return std::map<std::string, core::Value>{}; },
      [](const core::Config& cfg) -> std::unique_ptr<training::Task> { return std::make_unique<TaggingTask>(cfg); },
-     context_from_meta, generate_tags});
+     tagging_context_from_meta, generate_tags});
 
 }  // namespace
 

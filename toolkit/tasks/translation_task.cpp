@@ -240,7 +240,7 @@ class TranslationTask : public training::Task {
   std::unique_ptr<TranslationDataset> train_, valid_;
 };
 
-models::ModelContext context_from_meta(const checkpoint::CheckpointMeta& meta, const std::string& path) {
+models::ModelContext translation_context_from_meta(const checkpoint::CheckpointMeta& meta, const std::string& path) {
   return translation_context(text::Dictionary::parse(meta.get("src_dict"), path + " (source dictionary)"),
                              text::Dictionary::parse(meta.get("tgt_dict"), path + " (target dictionary)"));
 }
@@ -259,7 +259,7 @@ void generate(const generation::GenerateOptions& options, checkpoint::Checkpoint
   generation::translate(options, ensemble, out, log);
 }
 
-core::Registrar<TaskSpec> registration(
+core::Registrar<TaskSpec> translation_task(
     task_registry(), "translation",
     {"a language pair binarized by csan-preprocess; encoder-decoder models", models::kEncoderDecoder,
      [](core::ConfigSchema& s) {
@@ -272,7 +272,7 @@ core::Registrar<TaskSpec> registration(
        return defaults;
      },
      [](const core::Config& cfg) -> std::unique_ptr<training::Task> { return std::make_unique<TranslationTask>(cfg); },
-     context_from_meta, generate});
+     translation_context_from_meta, generate});
 
 }  // namespace
 

@@ -5,12 +5,11 @@
 
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <sstream>
 
 #include "tests/support/cpuinfo_flags.h"
+#include "tests/support/error_message.h"
 #include "tiny_model.h"
-#include "toolkit/core/error.h"
 #include "toolkit/generation/sequence_generator.h"
 #include "toolkit/nn/converted_weights.h"
 
@@ -19,21 +18,13 @@ namespace {
 using namespace csan;
 using namespace csan::generation;
 using namespace csan::generation::testing;
+using csan::testing::message_of;
 
 std::shared_ptr<models::EncoderDecoderModel> converted(const std::string& precision,
                                                        std::vector<std::string> skip = {}) {
   auto model = tiny_model(21);
   convert_for_inference(*model, InferencePrecision{precision, std::move(skip)}, kEos);
   return model;
-}
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(InferencePrecision, ConvertsEveryProjectionIncludingTheOutputLayerAndHonoursSkips) {

@@ -8,13 +8,12 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <functional>
 #include <limits>
 #include <fstream>
 #include <sstream>
 
+#include "tests/support/error_message.h"
 #include "tiny_model.h"
-#include "toolkit/core/error.h"
 #include "toolkit/generation/ensemble_decoder.h"
 #include "toolkit/generation/inference_precision.h"
 
@@ -25,6 +24,7 @@ namespace {
 using namespace csan;
 using namespace csan::generation;
 using namespace csan::generation::testing;
+using csan::testing::message_of;
 
 text::Dictionary dictionary(const std::string& prefix, int words) {
   text::Dictionary d;
@@ -34,15 +34,6 @@ text::Dictionary dictionary(const std::string& prefix, int words) {
 
 std::string temp_file(const std::string& name) {
   return (fs::temp_directory_path() / ("csan_shortlist_test_" + std::to_string(::getpid()) + "_" + name)).string();
-}
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 // Source word s_i translates as target t_i (same id); target 5 is in every sentence.

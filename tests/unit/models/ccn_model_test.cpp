@@ -45,7 +45,7 @@ std::shared_ptr<models::CcnModel> build_ccn(const std::string& yaml, int64_t voc
 // input corruption.
 const std::string kTiny = "model:\n  arch: ccn_tiny\n  share_all_embeddings: true\n  dropout: 0.0\n";
 
-int64_t count(const std::string& yaml, int64_t vocab) {
+int64_t joined_parameter_count(const std::string& yaml, int64_t vocab) {
   nn::SkipInitialization skip;
   return nn::count_parameters(*models::build_model(csan::testing::recipe(yaml), csan::testing::joined(vocab)));
 }
@@ -82,14 +82,14 @@ void swap_weights(torch::nn::Module& a, torch::nn::Module& b) {
 
 TEST(CcnParameters, ReproduceAllEightCountsOfTable1) {
   // WMT14 En-De (V 33,712) and WMT16 En-Fi (V 23,008), one shared embedding.
-  EXPECT_EQ(count(shared("transformer_base_prenorm"), 33712), 61364224);
-  EXPECT_EQ(count(shared("ccn_base"), 33712), 114928640);
-  EXPECT_EQ(count(shared("transformer_base_prenorm"), 23008), 55883776);
-  EXPECT_EQ(count(shared("ccn_base"), 23008), 109448192);
-  EXPECT_EQ(count(shared("transformer_big_prenorm"), 33712), 210808832);
-  EXPECT_EQ(count(shared("ccn_big"), 33712), 424892416);
-  EXPECT_EQ(count(shared("transformer_big_prenorm"), 23008), 199847936);
-  EXPECT_EQ(count(shared("ccn_big"), 23008), 413931520);
+  EXPECT_EQ(joined_parameter_count(shared("transformer_base_prenorm"), 33712), 61364224);
+  EXPECT_EQ(joined_parameter_count(shared("ccn_base"), 33712), 114928640);
+  EXPECT_EQ(joined_parameter_count(shared("transformer_base_prenorm"), 23008), 55883776);
+  EXPECT_EQ(joined_parameter_count(shared("ccn_base"), 23008), 109448192);
+  EXPECT_EQ(joined_parameter_count(shared("transformer_big_prenorm"), 33712), 210808832);
+  EXPECT_EQ(joined_parameter_count(shared("ccn_big"), 33712), 424892416);
+  EXPECT_EQ(joined_parameter_count(shared("transformer_big_prenorm"), 23008), 199847936);
+  EXPECT_EQ(joined_parameter_count(shared("ccn_big"), 23008), 413931520);
 }
 
 TEST(CcnParameters, ExtraOverTheTransformerIsTheSecondBranchAndTheCrossedDecoderPieces) {
@@ -102,13 +102,14 @@ TEST(CcnParameters, ExtraOverTheTransformerIsTheSecondBranchAndTheCrossedDecoder
   for (int64_t d : {512, 1024}) EXPECT_EQ(extra(d, 6, 6), 204 * d * d + 170 * d);
   const std::string tiny_prenorm =
       "model:\n  arch: transformer_tiny\n  normalize_before: true\n  attn_bias: false\n  share_all_embeddings: true\n";
-  EXPECT_EQ(count(shared("ccn_tiny"), 100), count(tiny_prenorm, 100) + extra(64, 2, 2));
+  EXPECT_EQ(joined_parameter_count(shared("ccn_tiny"), 100),
+            joined_parameter_count(tiny_prenorm, 100) + extra(64, 2, 2));
   // Post-norm with biases: no final norms, and each extra attention has 4d of biases.
   const std::string sizes = "  embed_dim: 32\n  ffn_dim: 64\n  heads: 4\n  encoder_layers: 3\n  decoder_layers: 2\n";
   const int64_t d = 32, ffn = 64;
   const int64_t attention = 4 * d * d + 4 * d, feed_forward = 2 * d * ffn + ffn + d, norm = 2 * d;
-  EXPECT_EQ(count("model:\n  arch: ccn\n" + sizes + "  share_all_embeddings: true\n", 100) -
-                count("model:\n  arch: transformer\n" + sizes + "  share_all_embeddings: true\n", 100),
+  EXPECT_EQ(joined_parameter_count("model:\n  arch: ccn\n" + sizes + "  share_all_embeddings: true\n", 100) -
+                joined_parameter_count("model:\n  arch: transformer\n" + sizes + "  share_all_embeddings: true\n", 100),
             3 * (attention + feed_forward + 2 * norm) + 2 * (attention + 2 * feed_forward + 2 * d * d + d + 4 * norm));
 }
 
@@ -137,7 +138,7 @@ TEST(CcnPresets, RecipesBuildTheirPresets) {
   const std::map<std::string, int64_t> expected = {
       {"ccn-base.yaml", 114928640 - 512 * 33712 + 512 * 8000},
       {"ccn-big.yaml", 424892416 - 1024 * 33712 + 1024 * 8000},
-      {"ccn-tiny.yaml", count(shared("ccn_tiny"), 8000)},
+      {"ccn-tiny.yaml", joined_parameter_count(shared("ccn_tiny"), 8000)},
   };
   for (const auto& [name, parameters] : expected) {
     const std::string path = std::string(CSAN_SOURCE_DIR) + "/recipes/" + name;

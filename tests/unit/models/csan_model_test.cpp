@@ -27,7 +27,7 @@ std::shared_ptr<models::TransformerModel> build(const std::string& yaml, int64_t
   return model;
 }
 
-int64_t count(const std::string& arch, int64_t vocab) {
+int64_t arch_parameter_count(const std::string& arch, int64_t vocab) {
   nn::SkipInitialization skip;
   return nn::count_parameters(*build("model:\n  arch: " + arch + "\n  share_all_embeddings: true\n", vocab));
 }
@@ -35,12 +35,12 @@ int64_t count(const std::string& arch, int64_t vocab) {
 TEST(CsanModel, ParameterFreeExactTransformerCounts) {
   const int64_t v = 33712;
   for (const std::string size : {"tiny", "base", "big"}) {
-    const int64_t transformer = count("transformer_" + size, v);
-    EXPECT_EQ(count("csan1d_" + size, v), transformer) << size;
-    EXPECT_EQ(count("csan2d_" + size, v), transformer) << size;
+    const int64_t transformer = arch_parameter_count("transformer_" + size, v);
+    EXPECT_EQ(arch_parameter_count("csan1d_" + size, v), transformer) << size;
+    EXPECT_EQ(arch_parameter_count("csan2d_" + size, v), transformer) << size;
   }
-  EXPECT_EQ(count("csan2d_base", v), 44138496 + 512 * v);
-  EXPECT_EQ(count("csan2d_big", v), 176357376 + 1024 * v);
+  EXPECT_EQ(arch_parameter_count("csan2d_base", v), 44138496 + 512 * v);
+  EXPECT_EQ(arch_parameter_count("csan2d_big", v), 176357376 + 1024 * v);
 }
 
 TEST(CsanModel, PresetsRepeatTheTransformerPresets) {

@@ -19,12 +19,12 @@ namespace {
 
 using namespace csan;
 
-constexpr int64_t kVocab = 8000;
+constexpr int64_t kPresetVocab = 8000;
 
 int64_t parameters_of(const std::string& yaml) {
   const auto cfg = csan::testing::recipe(yaml);
   nn::SkipInitialization skip;
-  return nn::count_parameters(*models::build_model(cfg, csan::testing::joined(kVocab)));
+  return nn::count_parameters(*models::build_model(cfg, csan::testing::joined(kPresetVocab)));
 }
 
 int64_t arch_parameters(const std::string& arch) {
@@ -66,7 +66,7 @@ std::vector<Row> table1_rows() {
 
 TEST(LocalityPresets, ParameterDeltasAtBaseSizeAgainstTable1) {
   const int64_t transformer = arch_parameters("transformer_base");
-  EXPECT_EQ(transformer, 44138496 + 512 * kVocab);
+  EXPECT_EQ(transformer, 44138496 + 512 * kPresetVocab);
   for (const Row& row : table1_rows()) {
     const int64_t added = arch_parameters("locality_" + row.method + "_base") - transformer;
     EXPECT_EQ(added, row.added) << row.method;

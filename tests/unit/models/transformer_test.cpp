@@ -14,7 +14,7 @@ using namespace csan;
 using models::ModelContext;
 
 // Counting needs shapes only: skipping the random initialization keeps big models fast.
-int64_t count(const std::string& yaml, const ModelContext& context) {
+int64_t parameter_count(const std::string& yaml, const ModelContext& context) {
   nn::SkipInitialization skip;
   return nn::count_parameters(*models::build_model(csan::testing::recipe(yaml), context));
 }
@@ -22,22 +22,28 @@ int64_t count(const std::string& yaml, const ModelContext& context) {
 TEST(TransformerParameters, PostNormBaseAndBigMatchFairseq) {
   const int64_t v = 33712;
   const std::string shared = "  share_all_embeddings: true\n";
-  EXPECT_EQ(count("model:\n  arch: transformer_base\n" + shared, csan::testing::joined(v)), 44138496 + 512 * v);
-  EXPECT_EQ(count("model:\n  arch: transformer_big\n" + shared, csan::testing::joined(v)), 176357376 + 1024 * v);
+  EXPECT_EQ(parameter_count("model:\n  arch: transformer_base\n" + shared, csan::testing::joined(v)),
+            44138496 + 512 * v);
+  EXPECT_EQ(parameter_count("model:\n  arch: transformer_big\n" + shared, csan::testing::joined(v)),
+            176357376 + 1024 * v);
 }
 
 TEST(TransformerParameters, PreNormBiasFreeMatchesCcnTable) {
   const std::string shared = "  share_all_embeddings: true\n";
-  EXPECT_EQ(count("model:\n  arch: transformer_base_prenorm\n" + shared, csan::testing::joined(33712)), 61364224);
-  EXPECT_EQ(count("model:\n  arch: transformer_big_prenorm\n" + shared, csan::testing::joined(33712)), 210808832);
-  EXPECT_EQ(count("model:\n  arch: transformer_base_prenorm\n" + shared, csan::testing::joined(23008)), 55883776);
-  EXPECT_EQ(count("model:\n  arch: transformer_big_prenorm\n" + shared, csan::testing::joined(23008)), 199847936);
+  EXPECT_EQ(parameter_count("model:\n  arch: transformer_base_prenorm\n" + shared, csan::testing::joined(33712)),
+            61364224);
+  EXPECT_EQ(parameter_count("model:\n  arch: transformer_big_prenorm\n" + shared, csan::testing::joined(33712)),
+            210808832);
+  EXPECT_EQ(parameter_count("model:\n  arch: transformer_base_prenorm\n" + shared, csan::testing::joined(23008)),
+            55883776);
+  EXPECT_EQ(parameter_count("model:\n  arch: transformer_big_prenorm\n" + shared, csan::testing::joined(23008)),
+            199847936);
   // The same variant spelled out with options: 168 d^2 + 124 d + V d.
   const int64_t d = 64, v = 100;
-  EXPECT_EQ(count("model:\n  arch: transformer\n  embed_dim: 64\n  ffn_dim: 256\n  heads: 4\n"
-                  "  normalize_before: true\n  attn_bias: false\n" +
-                      shared,
-                  csan::testing::joined(v)),
+  EXPECT_EQ(parameter_count("model:\n  arch: transformer\n  embed_dim: 64\n  ffn_dim: 256\n  heads: 4\n"
+                            "  normalize_before: true\n  attn_bias: false\n" +
+                                shared,
+                            csan::testing::joined(v)),
             168 * d * d + 124 * d + v * d);
 }
 
@@ -46,15 +52,16 @@ TEST(TransformerParameters, EmbeddingSharingOptions) {
   // tiny: 2 + 2 layers, FFN 4d. Post-norm layers with biases, no final norms.
   const int64_t layers = 2 * (12 * d * d + 13 * d) + 2 * (16 * d * d + 19 * d);
   const auto separate = ModelContext::translation(src, tgt, 1, false);
-  EXPECT_EQ(count("model:\n  arch: transformer_tiny\n", separate), layers + src * d + 2 * tgt * d);
-  EXPECT_EQ(count("model:\n  arch: transformer_tiny\n  share_decoder_input_output_embed: true\n", separate),
+  EXPECT_EQ(parameter_count("model:\n  arch: transformer_tiny\n", separate), layers + src * d + 2 * tgt * d);
+  EXPECT_EQ(parameter_count("model:\n  arch: transformer_tiny\n  share_decoder_input_output_embed: true\n", separate),
             layers + src * d + tgt * d);
-  EXPECT_EQ(count("model:\n  arch: transformer_tiny\n  share_all_embeddings: true\n", csan::testing::joined(src)),
-            layers + src * d);
+  EXPECT_EQ(
+      parameter_count("model:\n  arch: transformer_tiny\n  share_all_embeddings: true\n", csan::testing::joined(src)),
+      layers + src * d);
   // Learned positions: (max_positions + padding_idx + 1) x d for each side.
-  EXPECT_EQ(count("model:\n  arch: transformer_tiny\n  share_all_embeddings: true\n  learned_pos: true\n"
-                  "  max_source_positions: 50\n  max_target_positions: 60\n",
-                  csan::testing::joined(src)),
+  EXPECT_EQ(parameter_count("model:\n  arch: transformer_tiny\n  share_all_embeddings: true\n  learned_pos: true\n"
+                            "  max_source_positions: 50\n  max_target_positions: 60\n",
+                            csan::testing::joined(src)),
             layers + src * d + (52 + 62) * d);
 }
 

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <memory>
 
+#include "tests/support/max_difference.h"
 #include "toolkit/core/error.h"
 #include "toolkit/nn/csan_entry.h"
 #include "toolkit/nn/multihead_attention.h"
@@ -20,14 +21,15 @@ namespace {
 
 using namespace csan;
 using namespace csan::nn;
+using csan::testing::max_difference;
 
-constexpr int64_t kDim = 16, kHeads = 4, kHeadDim = kDim / kHeads;
+constexpr int64_t kChainDim = 16, kChainHeads = 4, kChainHeadDim = kChainDim / kChainHeads;
 
 // Centre c_i = (i + 1) * sigmoid(q_i . u_h) per head, between the start and the query
 // (so it stays put as a causal decoder grows); bias -(c_i - j)^2 / 8. Uses q.
 class QueryGaussian : public AttentionEntry {
  public:
-  QueryGaussian() { u = register_parameter("u", torch::randn({kHeads, kHeadDim})); }
+  QueryGaussian() { u = register_parameter("u", torch::randn({kChainHeads, kChainHeadDim})); }
   unsigned uses() const override { return kBias; }
   torch::Tensor bias(const AttentionInputs& in) override {
     auto reach = (in.query_positions() + 1).to(torch::kFloat).view({1, 1, -1});
@@ -41,7 +43,7 @@ class QueryGaussian : public AttentionEntry {
 // A learned per-head matrix over absolute positions (the tagger's P), up to 16 positions.
 class LearnedMatrix : public AttentionEntry {
  public:
-  LearnedMatrix() { m = register_parameter("m", torch::randn({kHeads, 16, 16})); }
+  LearnedMatrix() { m = register_parameter("m", torch::randn({kChainHeads, 16, 16})); }
   unsigned uses() const override { return kBias; }
   torch::Tensor bias(const AttentionInputs& in) override {
     return m.narrow(1, in.query_offset, in.query_length).narrow(2, 0, in.key_length).unsqueeze(0);
@@ -52,10 +54,10 @@ class LearnedMatrix : public AttentionEntry {
 // Learnable per-head scalars on q, k and v (the tagger's Temp).
 class PerHeadScale : public AttentionEntry {
  public:
-  PerHeadScale() { s = register_parameter("s", 1 + 0.3 * torch::randn({3, kHeads})); }
+  PerHeadScale() { s = register_parameter("s", 1 + 0.3 * torch::randn({3, kChainHeads})); }
   unsigned uses() const override { return kScale; }
   void scale(torch::Tensor& q, torch::Tensor& k, torch::Tensor& v) override {
-    auto per_channel = [&](int which) { return s[which].repeat_interleave(kHeadDim); };
+    auto per_channel = [&](int which) { return s[which].repeat_interleave(kChainHeadDim); };
     q = q * per_channel(0);
     if (k.defined()) k = k * per_channel(1);
     if (v.defined()) v = v * per_channel(2);
@@ -77,7 +79,7 @@ class ReluProbabilities : public AttentionEntry {
 // Σ_j p_ij a_{clip(j - i, ±2)} with a learned table (Shaw et al.'s relative values).
 class RelativeValues : public AttentionEntry {
  public:
-  RelativeValues() { table = register_parameter("table", torch::randn({5, kHeadDim})); }
+  RelativeValues() { table = register_parameter("table", torch::randn({5, kChainHeadDim})); }
   unsigned uses() const override { return kValues; }
   torch::Tensor values(const torch::Tensor& probs, const AttentionInputs& in) override {
     auto distance = (in.key_positions().unsqueeze(0) - in.query_positions().unsqueeze(1)).clamp(-2, 2) + 2;
@@ -86,35 +88,39 @@ class RelativeValues : public AttentionEntry {
   torch::Tensor table;
 };
 
-MultiheadAttention make_attention(uint64_t seed = 3) {
+MultiheadAttention make_chain_attention(uint64_t seed = 3) {
   torch::manual_seed(seed);
-  return MultiheadAttention(MultiheadAttentionOptions{kDim, kHeads, 0.0, true});
+  return MultiheadAttention(MultiheadAttentionOptions{kChainDim, kChainHeads, 0.0, true});
 }
 
 AttentionInputs inputs_of(const torch::Tensor& q, const torch::Tensor& k, int64_t offset, const torch::Tensor& mask) {
   AttentionInputs in;
-  in.q = q.view({q.size(0), q.size(1), kHeads, kHeadDim});
-  in.k = k.view({k.size(0), k.size(1), kHeads, kHeadDim});
+  in.q = q.view({q.size(0), q.size(1), kChainHeads, kChainHeadDim});
+  in.k = k.view({k.size(0), k.size(1), kChainHeads, kChainHeadDim});
   in.query_length = q.size(1);
   in.key_length = k.size(1);
   in.query_offset = offset;
   in.key_padding_mask = mask;
-  in.scaling = 1.0 / std::sqrt(double(kHeadDim));
+  in.scaling = 1.0 / std::sqrt(double(kChainHeadDim));
   return in;
 }
 
 // The formula, from the module's weights and the entries' hooks called directly.
-torch::Tensor naive(MultiheadAttention& m, const std::vector<std::shared_ptr<AttentionEntry>>& entries,
-                    const torch::Tensor& query, const torch::Tensor& key, const torch::Tensor& mask, bool causal) {
+torch::Tensor naive_chain_attention(MultiheadAttention& m, const std::vector<std::shared_ptr<AttentionEntry>>& entries,
+                                    const torch::Tensor& query, const torch::Tensor& key, const torch::Tensor& mask,
+                                    bool causal) {
   auto W = m->in_proj_weight, b = m->in_proj_bias;
-  auto q = torch::nn::functional::linear(query, W.narrow(0, 0, kDim), b.narrow(0, 0, kDim));
-  auto k = torch::nn::functional::linear(key, W.narrow(0, kDim, kDim), b.narrow(0, kDim, kDim));
-  auto v = torch::nn::functional::linear(key, W.narrow(0, 2 * kDim, kDim), b.narrow(0, 2 * kDim, kDim));
+  auto q = torch::nn::functional::linear(query, W.narrow(0, 0, kChainDim), b.narrow(0, 0, kChainDim));
+  auto k = torch::nn::functional::linear(key, W.narrow(0, kChainDim, kChainDim), b.narrow(0, kChainDim, kChainDim));
+  auto v =
+      torch::nn::functional::linear(key, W.narrow(0, 2 * kChainDim, kChainDim), b.narrow(0, 2 * kChainDim, kChainDim));
   for (auto& e : entries)
     if (e->uses() & AttentionEntry::kScale) e->scale(q, k, v);
   const int64_t tq = q.size(1), tk = k.size(1), offset = query.is_same(key) ? tk - tq : 0;
   auto in = inputs_of(q, k, offset, mask);
-  auto heads = [](const torch::Tensor& x) { return x.view({x.size(0), x.size(1), kHeads, kHeadDim}).transpose(1, 2); };
+  auto heads = [](const torch::Tensor& x) {
+    return x.view({x.size(0), x.size(1), kChainHeads, kChainHeadDim}).transpose(1, 2);
+  };
   auto scores = torch::matmul(heads(q), heads(k).transpose(-2, -1)) * in.scaling;
   if (mask.defined()) scores = scores.masked_fill(mask.view({k.size(0), 1, 1, tk}), -INFINITY);
   if (causal) scores = scores.masked_fill(torch::ones({tq, tk}, torch::kBool).triu(tk - tq + 1), -INFINITY);
@@ -126,10 +132,11 @@ torch::Tensor naive(MultiheadAttention& m, const std::vector<std::shared_ptr<Att
   auto context = torch::matmul(probs, heads(v));
   for (auto& e : entries)
     if (e->uses() & AttentionEntry::kValues) context = context + e->values(probs, in);
-  return m->out_proj(context.transpose(1, 2).reshape({query.size(0), tq, kDim}));
+  return m->out_proj(context.transpose(1, 2).reshape({query.size(0), tq, kChainDim}));
 }
 
-std::vector<torch::Tensor> gradients(torch::nn::Module& module, const std::function<torch::Tensor()>& forward) {
+std::vector<torch::Tensor> parameter_gradients(torch::nn::Module& module,
+                                               const std::function<torch::Tensor()>& forward) {
   for (auto& p : module.parameters()) p.mutable_grad() = torch::Tensor();
   auto out = forward();
   (out * torch::linspace(-1, 1, out.numel()).view(out.sizes())).sum().backward();
@@ -138,13 +145,7 @@ std::vector<torch::Tensor> gradients(torch::nn::Module& module, const std::funct
   return grads;
 }
 
-double max_difference(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
-  double worst = 0;
-  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, (a[i] - b[i]).abs().max().item<double>());
-  return worst;
-}
-
-struct Case {
+struct ChainCase {
   std::string name;
   std::vector<std::shared_ptr<AttentionEntry>> entries;
 };
@@ -153,7 +154,7 @@ struct Case {
 // causal mask, training mode: module == formula, forward and gradient (parameters of
 // the module and of the entries).
 TEST(AttentionChain, EntriesEqualTheFormulaForwardAndGradient) {
-  std::vector<Case> cases;
+  std::vector<ChainCase> cases;
   cases.push_back({"gaussian from q", {std::make_shared<QueryGaussian>()}});
   cases.push_back({"learned matrix", {std::make_shared<LearnedMatrix>()}});
   cases.push_back({"scale", {std::make_shared<PerHeadScale>()}});
@@ -167,12 +168,12 @@ TEST(AttentionChain, EntriesEqualTheFormulaForwardAndGradient) {
     for (const bool self : {true, false}) {
       for (const bool causal : {false, true}) {
         if (causal && !self) continue;
-        auto mha = make_attention();
+        auto mha = make_chain_attention();
         int n = 0;
         for (const auto& e : c.entries) mha->add_entry("e" + std::to_string(n++), e);
         mha->train();
         torch::manual_seed(5);
-        auto x = torch::randn({3, 7, kDim}), memory = torch::randn({3, 9, kDim});
+        auto x = torch::randn({3, 7, kChainDim}), memory = torch::randn({3, 9, kChainDim});
         auto key = self ? x : memory;
         auto mask = torch::zeros({3, key.size(1)}, torch::kBool);
         if (!causal) mask[1].narrow(0, key.size(1) - 3, 3).fill_(true);
@@ -181,10 +182,11 @@ TEST(AttentionChain, EntriesEqualTheFormulaForwardAndGradient) {
         call.key_padding_mask = causal ? torch::Tensor() : mask;
         const std::string where = c.name + (self ? " self" : " cross") + (causal ? " causal" : "");
         auto module_out = mha(x, key, key, call);
-        auto formula_out = naive(mha, c.entries, x, key, call.key_padding_mask, causal);
+        auto formula_out = naive_chain_attention(mha, c.entries, x, key, call.key_padding_mask, causal);
         EXPECT_LT((module_out - formula_out).abs().max().item<double>(), 1e-5) << where;
-        auto g_module = gradients(*mha, [&] { return mha(x, key, key, call); });
-        auto g_formula = gradients(*mha, [&] { return naive(mha, c.entries, x, key, call.key_padding_mask, causal); });
+        auto g_module = parameter_gradients(*mha, [&] { return mha(x, key, key, call); });
+        auto g_formula = parameter_gradients(
+            *mha, [&] { return naive_chain_attention(mha, c.entries, x, key, call.key_padding_mask, causal); });
         EXPECT_LT(max_difference(g_module, g_formula), 1e-4) << where;
         // The entries' own parameters learn.
         for (const auto& e : c.entries)
@@ -206,20 +208,20 @@ TEST(AttentionChain, BiasEntriesRunInTheFusedKernelAsOnTheGeneralPath) {
   };
   auto gaussian = std::make_shared<QueryGaussian>();
   auto matrix = std::make_shared<LearnedMatrix>();
-  auto fast = make_attention(), general = make_attention();
+  auto fast = make_chain_attention(), general = make_chain_attention();
   fast->add_entry("gaussian", gaussian), fast->add_entry("matrix", matrix);
   general->add_entry("gaussian", gaussian), general->add_entry("matrix", matrix);
   general->add_entry("identity", std::make_shared<IdentityProbabilities>());
   for (auto* m : {&fast, &general}) (*m)->train();
   torch::manual_seed(8);
-  auto x = torch::randn({4, 10, kDim});
+  auto x = torch::randn({4, 10, kChainDim});
   auto mask = torch::zeros({4, 10}, torch::kBool);
   mask[2].narrow(0, 6, 4).fill_(true);
   AttentionCall call;
   call.key_padding_mask = mask;
   EXPECT_LT((fast(x, x, x, call) - general(x, x, x, call)).abs().max().item<double>(), 1e-5);
-  auto g_fast = gradients(*fast, [&] { return fast(x, x, x, call); });
-  auto g_general = gradients(*general, [&] { return general(x, x, x, call); });
+  auto g_fast = parameter_gradients(*fast, [&] { return fast(x, x, x, call); });
+  auto g_general = parameter_gradients(*general, [&] { return general(x, x, x, call); });
   EXPECT_LT(max_difference(g_fast, g_general), 1e-4);
   EXPECT_GT(matrix->m.grad().abs().sum().item<double>(), 0);
 }
@@ -228,11 +230,11 @@ TEST(AttentionChain, BiasEntriesRunInTheFusedKernelAsOnTheGeneralPath) {
 // the positions: each step equals the full causal forward's row.
 TEST(AttentionChain, IncrementalSelfAttentionWithBiasesEqualsFull) {
   torch::NoGradGuard no_grad;
-  auto mha = make_attention();
+  auto mha = make_chain_attention();
   mha->add_entry("gaussian", std::make_shared<QueryGaussian>());
   mha->add_entry("matrix", std::make_shared<LearnedMatrix>());
   mha->eval();
-  auto x = torch::randn({3, 9, kDim});
+  auto x = torch::randn({3, 9, kChainDim});
   AttentionCall full_call;
   full_call.causal = true;
   auto full = mha(x, x, x, full_call);
@@ -257,15 +259,15 @@ TEST(AttentionChain, CrossAttentionOverSharedKeysWithBiasEqualsGeneralPath) {
     unsigned uses() const override { return kProbabilities; }
   };
   auto gaussian = std::make_shared<QueryGaussian>();
-  auto fast = make_attention(), general = make_attention();
+  auto fast = make_chain_attention(), general = make_chain_attention();
   fast->add_entry("gaussian", gaussian);
   general->add_entry("gaussian", gaussian);
   general->add_entry("identity", std::make_shared<IdentityProbabilities>());
   fast->eval(), general->eval();
-  auto memory = torch::randn({2, 6, kDim});
+  auto memory = torch::randn({2, 6, kChainDim});
   auto mask = torch::zeros({2, 6}, torch::kBool);
   mask[1].narrow(0, 4, 2).fill_(true);
-  auto q = torch::randn({6, 1, kDim});  // 2 sentences x 3 beams, one step
+  auto q = torch::randn({6, 1, kChainDim});  // 2 sentences x 3 beams, one step
   IncrementalState fast_state, general_state;
   AttentionCall call;
   call.static_kv = true;
@@ -297,18 +299,18 @@ TEST(AttentionChain, CsanWindowsComposeWithBiases) {
    private:
     int64_t half_;
   };
-  auto x = torch::randn({2, 12, kDim});
+  auto x = torch::randn({2, 12, kChainDim});
   {
     auto matrix = std::make_shared<LearnedMatrix>();
-    auto composed = make_attention(), formula = make_attention();
+    auto composed = make_chain_attention(), formula = make_chain_attention();
     composed->add_entry("csan", std::make_shared<CsanEntry>(CsanWindow{5, 1, HeadBoundary::Truncate}, 0));
     composed->add_entry("matrix", matrix);
     composed->eval();
-    auto expected = naive(formula, {std::make_shared<WindowMask>(2), matrix}, x, x, {}, false);
+    auto expected = naive_chain_attention(formula, {std::make_shared<WindowMask>(2), matrix}, x, x, {}, false);
     EXPECT_LT((composed(x, x, x) - expected).abs().max().item<double>(), 1e-5);
   }
   {
-    auto wide = make_attention(), narrow = make_attention();
+    auto wide = make_chain_attention(), narrow = make_chain_attention();
     wide->add_entry("csan", std::make_shared<CsanEntry>(CsanWindow{11, 3, HeadBoundary::Truncate}, 0));
     wide->add_entry("mask", std::make_shared<WindowMask>(1));
     narrow->add_entry("csan", std::make_shared<CsanEntry>(CsanWindow{3, 3, HeadBoundary::Truncate}, 0));
@@ -329,21 +331,21 @@ TEST(AttentionChain, RefusesEntriesItCannotCompose) {
   };
   expect_error(
       [&] {
-        auto m = make_attention();
+        auto m = make_chain_attention();
         m->add_entry("a", csan_entry());
         m->add_entry("b", csan_entry());
       },
       "both compute the attention");
   expect_error(
       [&] {
-        auto m = make_attention();
+        auto m = make_chain_attention();
         m->add_entry("csan", csan_entry());
         m->add_entry("p", std::make_shared<ReluProbabilities>());
       },
       "cannot be combined");
   expect_error(
       [&] {
-        auto m = make_attention();
+        auto m = make_chain_attention();
         m->add_entry("x", std::make_shared<LearnedMatrix>());
         m->add_entry("x", std::make_shared<LearnedMatrix>());
       },

@@ -104,7 +104,7 @@ Result with_gradients(const Inputs& in, const std::function<torch::Tensor()>& f)
   return {out.detach(), in.q.grad().clone(), in.k.grad().clone(), in.v.grad().clone()};
 }
 
-void expect_close(const Result& a, const Result& b, const std::string& what) {
+void expect_results_close(const Result& a, const Result& b, const std::string& what) {
   const double tol = 1e-5;
   EXPECT_TRUE(torch::allclose(a.out, b.out, tol, tol)) << what << " output, max diff " << (a.out - b.out).abs().max();
   EXPECT_TRUE(torch::allclose(a.dq, b.dq, tol, tol)) << what << " dq, max diff " << (a.dq - b.dq).abs().max();
@@ -112,20 +112,20 @@ void expect_close(const Result& a, const Result& b, const std::string& what) {
   EXPECT_TRUE(torch::allclose(a.dv, b.dv, tol, tol)) << what << " dv, max diff " << (a.dv - b.dv).abs().max();
 }
 
-struct Case {
+struct CsanWindowCase {
   int64_t m, n, heads, t;
   std::vector<int64_t> lengths;
 };
 
 // Windows larger than the sentence, a one-token sentence, edge heads, long enough
 // sentences for several query blocks in the banded path.
-const std::vector<Case> kCases = {
+const std::vector<CsanWindowCase> kCases = {
     {2, 0, 2, 7, {7, 4, 1}},  {10, 0, 3, 9, {9, 6}},   {4, 2, 4, 12, {12, 8, 1}},
     {10, 2, 3, 5, {5, 3}},    {6, 4, 8, 10, {10, 7}},  {4, 2, 4, 41, {41, 30, 3}},
     {10, 2, 4, 60, {60, 13}}, {0, 2, 4, 6, {6, 2}},
 };
 
-std::string name(const Case& c, HeadBoundary boundary, CsanPath path) {
+std::string name(const CsanWindowCase& c, HeadBoundary boundary, CsanPath path) {
   return "M=" + std::to_string(c.m) + " N=" + std::to_string(c.n) + " H=" + std::to_string(c.heads) +
          " T=" + std::to_string(c.t) + " " + head_boundary_name(boundary) + " path " +
          std::to_string(static_cast<int>(path));
@@ -135,15 +135,15 @@ std::string name(const Case& c, HeadBoundary boundary, CsanPath path) {
 // of other shapes, windows and boundaries sit in it (it must never hand out theirs).
 TEST(CsanAttention, MatchesNaiveEquationsWithGradients) {
   CsanMaskCache cache(4);
-  for (const Case& c : kCases)
+  for (const CsanWindowCase& c : kCases)
     for (HeadBoundary boundary : {HeadBoundary::Truncate, HeadBoundary::Wrap, HeadBoundary::Authors}) {
       if (boundary != HeadBoundary::Truncate && c.n + 1 > c.heads) continue;
       Inputs in = random_inputs(c.heads, c.t, c.lengths);
       Result expected = with_gradients(in, [&] { return naive_2d(in, c.m, c.n, boundary); });
       for (CsanMaskCache* masks : {static_cast<CsanMaskCache*>(nullptr), &cache})
         for (CsanPath path : {CsanPath::Dense, CsanPath::Banded, CsanPath::Auto})
-          expect_close(with_gradients(in, [&] { return run(in, c.m, c.n, boundary, path, false, masks); }), expected,
-                       name(c, boundary, path) + (masks ? " cached" : ""));
+          expect_results_close(with_gradients(in, [&] { return run(in, c.m, c.n, boundary, path, false, masks); }),
+                               expected, name(c, boundary, path) + (masks ? " cached" : ""));
     }
   EXPECT_GT(cache.hits(), 0u);  // Auto repeats Dense or Banded
 }
@@ -192,12 +192,13 @@ TEST(CsanAttention, MaskCacheReusesOnlyMatchingPadding) {
 }
 
 TEST(CsanAttention, CausalLeftWindowMatchesNaive) {
-  for (const Case& c : {Case{4, 0, 2, 9, {9}}, Case{6, 2, 4, 40, {40, 40}}, Case{20, 2, 4, 8, {8}}}) {
+  for (const CsanWindowCase& c :
+       {CsanWindowCase{4, 0, 2, 9, {9}}, CsanWindowCase{6, 2, 4, 40, {40, 40}}, CsanWindowCase{20, 2, 4, 8, {8}}}) {
     Inputs in = random_inputs(c.heads, c.t, c.lengths);
     Result expected = with_gradients(in, [&] { return naive_2d(in, c.m, c.n, HeadBoundary::Wrap, true); });
     for (CsanPath path : {CsanPath::Dense, CsanPath::Banded})
-      expect_close(with_gradients(in, [&] { return run(in, c.m, c.n, HeadBoundary::Wrap, path, true); }), expected,
-                   name(c, HeadBoundary::Wrap, path) + " causal");
+      expect_results_close(with_gradients(in, [&] { return run(in, c.m, c.n, HeadBoundary::Wrap, path, true); }),
+                           expected, name(c, HeadBoundary::Wrap, path) + " causal");
   }
 }
 
@@ -218,14 +219,14 @@ TEST(CsanAttention, IncrementalQueryAgreesWithFullCausalRun) {
 }
 
 TEST(CsanAttention, TwoDimensionalWithOneHeadIsOneDimensional) {
-  for (const Case& c : {Case{4, 0, 3, 12, {12, 5}}, Case{10, 0, 2, 40, {40, 9}}}) {
+  for (const CsanWindowCase& c : {CsanWindowCase{4, 0, 3, 12, {12, 5}}, CsanWindowCase{10, 0, 2, 40, {40, 9}}}) {
     Inputs in = random_inputs(c.heads, c.t, c.lengths);
     Result eq456 = with_gradients(in, [&] { return naive_1d(in, c.m); });
     for (HeadBoundary boundary : {HeadBoundary::Truncate, HeadBoundary::Wrap, HeadBoundary::Authors}) {
-      expect_close(with_gradients(in, [&] { return naive_2d(in, c.m, 0, boundary); }), eq456, "naive 2-D N=0");
+      expect_results_close(with_gradients(in, [&] { return naive_2d(in, c.m, 0, boundary); }), eq456, "naive 2-D N=0");
       for (CsanPath path : {CsanPath::Dense, CsanPath::Banded})
-        expect_close(with_gradients(in, [&] { return run(in, c.m, 0, boundary, path); }), eq456,
-                     name(c, boundary, path));
+        expect_results_close(with_gradients(in, [&] { return run(in, c.m, 0, boundary, path); }), eq456,
+                             name(c, boundary, path));
     }
   }
 }

@@ -81,7 +81,7 @@ TEST(DecodingAttention, RejectsMismatchedShapes) {
   EXPECT_THROW(decoding_attention(torch::randn({4, 8}), k, k, torch::zeros({2, 4}, torch::kBool), 2, 1.0), c10::Error);
 }
 
-test_support::AttentionTwins make_twins(int64_t d, int64_t heads) {
+test_support::AttentionTwins make_eval_twins(int64_t d, int64_t heads) {
   auto t = test_support::make_attention_twins(d, heads, true);
   t.fast->eval();
   t.general->eval();
@@ -90,7 +90,7 @@ test_support::AttentionTwins make_twins(int64_t d, int64_t heads) {
 
 TEST(DecodingAttention, IncrementalSelfAttentionEqualsTheGeneralPath) {
   torch::NoGradGuard no_grad;  // as in generation: the kernel serves inference only
-  auto t = make_twins(40, 2);
+  auto t = make_eval_twins(40, 2);
   auto x = torch::randn({3, 7, 40});
   IncrementalState kernel_state, general_state;
   AttentionCall call;
@@ -108,7 +108,7 @@ TEST(DecodingAttention, IncrementalSelfAttentionEqualsTheGeneralPath) {
 
 TEST(DecodingAttention, BeamsSharingEncoderKeysEqualTheGeneralPath) {
   torch::NoGradGuard no_grad;
-  auto t = make_twins(32, 4);
+  auto t = make_eval_twins(32, 4);
   const int64_t sentences = 3, beams = 5, source = 9;
   auto encoder = torch::randn({sentences, source, 32});
   auto mask = torch::zeros({sentences, source}, torch::kBool);

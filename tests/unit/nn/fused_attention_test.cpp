@@ -14,8 +14,6 @@ using namespace csan::nn;
 
 using Pair = test_support::AttentionTwins;
 
-Pair make_twins(int64_t d, int64_t heads, bool bias) { return test_support::make_attention_twins(d, heads, bias); }
-
 // Output and every gradient (inputs and parameters) agree between the two paths.
 void expect_same(Pair& p, const torch::Tensor& query, const torch::Tensor& key, const AttentionCall& call, bool self) {
   auto run = [&](MultiheadAttention& m, torch::Tensor& gq, torch::Tensor& gk) {
@@ -45,7 +43,7 @@ void expect_same(Pair& p, const torch::Tensor& query, const torch::Tensor& key, 
 TEST(FusedAttention, AvailableInThisBuild) { EXPECT_TRUE(fused_attention_available()); }
 
 TEST(FusedAttention, SelfAttentionWithPaddingEqualsGeneralPath) {
-  auto p = make_twins(32, 4, true);
+  auto p = test_support::make_attention_twins(32, 4, true);
   auto x = torch::randn({3, 7, 32});
   auto mask = torch::zeros({3, 7}, torch::kBool);
   mask[1].narrow(0, 5, 2).fill_(true);
@@ -56,7 +54,7 @@ TEST(FusedAttention, SelfAttentionWithPaddingEqualsGeneralPath) {
 }
 
 TEST(FusedAttention, CausalSelfAttentionEqualsGeneralPath) {
-  auto p = make_twins(24, 3, false);
+  auto p = test_support::make_attention_twins(24, 3, false);
   auto x = torch::randn({2, 9, 24});
   AttentionCall call;
   call.causal = true;
@@ -64,7 +62,7 @@ TEST(FusedAttention, CausalSelfAttentionEqualsGeneralPath) {
 }
 
 TEST(FusedAttention, CrossAttentionWithPaddingEqualsGeneralPath) {
-  auto p = make_twins(16, 2, true);
+  auto p = test_support::make_attention_twins(16, 2, true);
   auto q = torch::randn({4, 5, 16}), kv = torch::randn({4, 11, 16});
   auto mask = torch::zeros({4, 11}, torch::kBool);
   mask[0].narrow(0, 3, 8).fill_(true);

@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "tests/support/max_difference.h"
 #include "toolkit/core/error.h"
 #include "toolkit/nn/bi_direct_entry.h"
 #include "toolkit/nn/block_entry.h"
@@ -29,12 +30,13 @@ namespace {
 
 using namespace csan;
 using namespace csan::nn;
+using csan::testing::max_difference;
 namespace F = torch::nn::functional;
 
 constexpr int64_t kDim = 16, kHeads = 4, kHeadDim = kDim / kHeads;
 constexpr double kHidden = -1e9;  // the entries' hidden score
 
-MultiheadAttention make_attention(uint64_t seed = 3) {
+MultiheadAttention make_locality_attention(uint64_t seed = 3) {
   torch::manual_seed(seed);
   return MultiheadAttention(MultiheadAttentionOptions{kDim, kHeads, 0.0, true});
 }
@@ -189,8 +191,9 @@ torch::Tensor query_weights(const torch::Tensor& out, const torch::Tensor& padde
   return w;
 }
 
-std::vector<torch::Tensor> gradients(torch::nn::Module& module, torch::Tensor& x, const torch::Tensor& weights,
-                                     const std::function<torch::Tensor()>& forward) {
+std::vector<torch::Tensor> parameter_and_input_gradients(torch::nn::Module& module, torch::Tensor& x,
+                                                         const torch::Tensor& weights,
+                                                         const std::function<torch::Tensor()>& forward) {
   for (auto& p : module.parameters()) p.mutable_grad() = torch::Tensor();
   x.mutable_grad() = torch::Tensor();
   (forward() * weights).sum().backward();
@@ -198,12 +201,6 @@ std::vector<torch::Tensor> gradients(torch::nn::Module& module, torch::Tensor& x
   for (auto& p : module.parameters()) grads.push_back(p.grad().defined() ? p.grad().clone() : torch::zeros_like(p));
   grads.push_back(x.grad().clone());
   return grads;
-}
-
-double max_difference(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
-  double worst = 0;
-  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, (a[i] - b[i]).abs().max().item<double>());
-  return worst;
 }
 
 struct Site {
@@ -214,7 +211,7 @@ struct Site {
 // The entry in a module against the method's reference at one kind of site.
 void expect_equals_reference(const std::string& method, const std::shared_ptr<AttentionEntry>& entry,
                              const Method& reference, Site s) {
-  auto mha = make_attention();
+  auto mha = make_locality_attention();
   mha->add_entry(method, entry);
   mha->set_site(site_of(s.causal, s.self));
   mha->train();  // no dropout configured: training mode only keeps the graph
@@ -239,8 +236,9 @@ void expect_equals_reference(const std::string& method, const std::shared_ptr<At
   auto reference_out = reference_attention(mha, reference, x, key, mask, s.causal, offset);
   const auto weights = query_weights(module_out, padded_queries);
   EXPECT_LT(((module_out - reference_out) * weights.ne(0)).abs().max().item<double>(), 1e-5) << where;
-  auto g_module = gradients(*mha, x, weights, [&] { return mha(x, s.self ? x : memory, s.self ? x : memory, call); });
-  auto g_reference = gradients(*mha, x, weights, [&] {
+  auto g_module = parameter_and_input_gradients(*mha, x, weights,
+                                                [&] { return mha(x, s.self ? x : memory, s.self ? x : memory, call); });
+  auto g_reference = parameter_and_input_gradients(*mha, x, weights, [&] {
     return reference_attention(mha, reference, x, s.self ? x : memory, mask, s.causal, offset);
   });
   EXPECT_LT(max_difference(g_module, g_reference), 1e-4) << where;
@@ -353,7 +351,7 @@ TEST(LocalityEntries, BlockEqualsTheFirstAuthorsBlockAttention) {
   for (int64_t n : {1, 3, 4, 7}) {  // one position per block, a partial last block, one block
     torch::manual_seed(2);
     auto entry = std::make_shared<BlockEntry>(kDim, kHeads, n, 0.0);
-    auto mha = make_attention();
+    auto mha = make_locality_attention();
     mha->add_entry("block", entry);
     mha->train();
     torch::manual_seed(5);
@@ -368,8 +366,9 @@ TEST(LocalityEntries, BlockEqualsTheFirstAuthorsBlockAttention) {
     const auto weights = query_weights(out, mask);
     EXPECT_LT(((out - block_reference(mha, *entry, x, mask, n)) * weights.ne(0)).abs().max().item<double>(), 1e-5)
         << where;
-    auto g_module = gradients(*mha, x, weights, [&] { return mha(x, x, x, call); });
-    auto g_reference = gradients(*mha, x, weights, [&] { return block_reference(mha, *entry, x, mask, n); });
+    auto g_module = parameter_and_input_gradients(*mha, x, weights, [&] { return mha(x, x, x, call); });
+    auto g_reference =
+        parameter_and_input_gradients(*mha, x, weights, [&] { return block_reference(mha, *entry, x, mask, n); });
     EXPECT_LT(max_difference(g_module, g_reference), 1e-4) << where;
     // A sentence's result does not depend on the padding its batch gives it.
     torch::NoGradGuard no_grad;
@@ -407,7 +406,7 @@ TEST(LocalityEntries, CnnsEqualDepthwiseSeparableConvolutionsTapByTap) {
     for (int64_t k : {1, 3, 5}) {
       torch::manual_seed(4);
       auto entry = std::make_shared<CnnsEntry>(kDim, k, 2, /*normalize_before=*/false, /*dropout=*/0.0);
-      auto mha = make_attention();
+      auto mha = make_locality_attention();
       mha->add_entry("cnns", entry);
       EXPECT_TRUE(mha->chain().kernels_suffice()) << "the attention itself is unchanged";
       mha->train();
@@ -426,8 +425,9 @@ TEST(LocalityEntries, CnnsEqualDepthwiseSeparableConvolutionsTapByTap) {
       const auto weights = query_weights(out, mask);
       EXPECT_LT(((out - cnns_reference(*entry, x, mask, causal, k)) * weights.ne(0)).abs().max().item<double>(), 1e-5)
           << where;
-      auto g_module = gradients(*mha, x, weights, [&] { return mha->before_sublayer(x, call); });
-      auto g_reference = gradients(*mha, x, weights, [&] { return cnns_reference(*entry, x, mask, causal, k); });
+      auto g_module = parameter_and_input_gradients(*mha, x, weights, [&] { return mha->before_sublayer(x, call); });
+      auto g_reference =
+          parameter_and_input_gradients(*mha, x, weights, [&] { return cnns_reference(*entry, x, mask, causal, k); });
       EXPECT_LT(max_difference(g_module, g_reference), 1e-4) << where;
     }
   }
@@ -450,7 +450,7 @@ TEST(LocalityEntries, BiasMethodsKeepTheFusedKernel) {
       {"local_soft", std::make_shared<LocalSoftEntry>(kDim, kHeads, 0)},
       {"block", std::make_shared<BlockEntry>(kDim, kHeads, 3, 0.0)}};
   for (const auto& [name, entry] : methods) {
-    auto fast = make_attention(), general = make_attention();
+    auto fast = make_locality_attention(), general = make_locality_attention();
     fast->add_entry(name, entry);
     general->add_entry(name, entry);
     general->add_entry("identity", std::make_shared<IdentityProbabilities>());
@@ -465,8 +465,8 @@ TEST(LocalityEntries, BiasMethodsKeepTheFusedKernel) {
     auto out = fast(x, x, x, call);
     const auto weights = query_weights(out, mask);
     EXPECT_LT(((out - general(x, x, x, call)) * weights.ne(0)).abs().max().item<double>(), 1e-5) << name;
-    auto g_fast = gradients(*fast, x, weights, [&] { return fast(x, x, x, call); });
-    auto g_general = gradients(*general, x, weights, [&] { return general(x, x, x, call); });
+    auto g_fast = parameter_and_input_gradients(*fast, x, weights, [&] { return fast(x, x, x, call); });
+    auto g_general = parameter_and_input_gradients(*general, x, weights, [&] { return general(x, x, x, call); });
     EXPECT_LT(max_difference(g_fast, g_general), 1e-4) << name;
   }
 }
@@ -507,7 +507,7 @@ TEST(LocalityEntries, ComposeWithCsanWindowsInOneChain) {
     return torch::where(valid, a - b, torch::zeros({})).abs().max().item<double>();
   };
   for (const auto& [name, entry] : methods) {
-    auto csan = make_attention(), formula = make_attention();
+    auto csan = make_locality_attention(), formula = make_locality_attention();
     csan->add_entry("csan", std::make_shared<CsanEntry>(CsanWindow{5, 1, HeadBoundary::Truncate}, 0));
     csan->add_entry(name, entry);
     formula->add_entry(name, entry);
@@ -516,7 +516,7 @@ TEST(LocalityEntries, ComposeWithCsanWindowsInOneChain) {
     csan->eval(), formula->eval();
     EXPECT_LT(differ(csan(x, x, x, call), formula(x, x, x, call)), 1e-5) << name;
 
-    auto wide = make_attention(), narrow = make_attention();
+    auto wide = make_locality_attention(), narrow = make_locality_attention();
     wide->add_entry("csan", std::make_shared<CsanEntry>(CsanWindow{11, 3, HeadBoundary::Truncate}, 0));
     wide->add_entry(name, entry);
     wide->add_entry("window", std::make_shared<WindowMask>(1));
@@ -533,7 +533,7 @@ TEST(LocalityEntries, MethodsOnTheGeneralPathCannotFollowCsan) {
       {"rel_pos", std::make_shared<RelPosEntry>(kHeadDim, 4)},
       {"local_hard", std::make_shared<LocalHardEntry>(kDim, kHeads, 0, 3)}};
   for (const auto& [name, entry] : methods) {
-    auto m = make_attention();
+    auto m = make_locality_attention();
     m->add_entry("csan", csan());
     try {
       m->add_entry(name, entry);

@@ -28,7 +28,7 @@ using namespace csan;
 using namespace csan::nn;
 using torch::Tensor;
 
-constexpr int64_t kHeads = 2, kHeadDim = 4, kDim = kHeads * kHeadDim, kMaxPositions = 7;
+constexpr int64_t kTaggerHeads = 2, kTaggerHeadDim = 4, kTaggerDim = kTaggerHeads * kTaggerHeadDim, kMaxPositions = 7;
 
 struct Entries {
   std::shared_ptr<PositionMatrixEntry> p;
@@ -67,14 +67,14 @@ Tensor circulant_coefficients(int64_t n) {
 //   A_ij = (g_q x_i W_q)(g_k x_j W_k)^T / sqrt(d_h) + P_ij + R_ij,  S = softmax_j(A)
 //   conv1d: S'_if = relu(c_f + sum_{w,j} S_{i+w-1, j} K_{f,j,w});  conv2d: S'_ij =
 //   relu(c + sum_{u,v} S_{i+u-1, j+v-1} K_uv) (zero outside), head_i = sum_j S'_ij g_v x_j W_v.
-Tensor naive(const Tensor& x, const Tensor& w, const Entries& e, bool circulant) {
+Tensor naive_tagger_attention(const Tensor& x, const Tensor& w, const Entries& e, bool circulant) {
   const int64_t batch = x.size(0), t = x.size(1);
   static const Tensor coefficients = circulant_coefficients(2 * kMaxPositions);
   std::vector<Tensor> sentences;
   for (int64_t b = 0; b < batch; ++b) {
     std::vector<Tensor> heads;
-    for (int64_t h = 0; h < kHeads; ++h) {
-      auto weight = [&](int64_t m) { return d(w).narrow(0, m * kDim + h * kHeadDim, kHeadDim); };
+    for (int64_t h = 0; h < kTaggerHeads; ++h) {
+      auto weight = [&](int64_t m) { return d(w).narrow(0, m * kTaggerDim + h * kTaggerHeadDim, kTaggerHeadDim); };
       const Tensor xb = d(x[b]);
       Tensor q = torch::matmul(xb, weight(0).t()), k = torch::matmul(xb, weight(1).t()),
              v = torch::matmul(xb, weight(2).t());
@@ -83,7 +83,7 @@ Tensor naive(const Tensor& x, const Tensor& w, const Entries& e, bool circulant)
       for (int64_t i = 0; i < t; ++i) {
         std::vector<Tensor> row;
         for (int64_t j = 0; j < t; ++j) {
-          Tensor a = (q[i] * k[j]).sum() / std::sqrt(double(kHeadDim));
+          Tensor a = (q[i] * k[j]).sum() / std::sqrt(double(kTaggerHeadDim));
           if (e.p) a = a + d(e.p->matrix)[h][i][j];
           if (e.r && !circulant) a = a + d(e.r->weights)[h][i - j + kMaxPositions];
           if (e.r && circulant) a = a + (coefficients[i][j] * d(e.r->weights)[h]).sum();
@@ -134,12 +134,12 @@ Tensor naive(const Tensor& x, const Tensor& w, const Entries& e, bool circulant)
 }
 
 MultiheadAttention tagger_attention() {
-  MultiheadAttentionOptions o{kDim, kHeads, 0.0, /*bias=*/false};
+  MultiheadAttentionOptions o{kTaggerDim, kTaggerHeads, 0.0, /*bias=*/false};
   o.output_projection = false;
   return MultiheadAttention(o);
 }
 
-struct Case {
+struct TaggerEntriesCase {
   std::string name;
   bool p = false, r = false, circulant = false, temp = false, conv1d = false, conv2d = false;
 };
@@ -151,7 +151,7 @@ std::vector<Tensor> grads_of(const std::vector<Tensor>& tensors) {
 }
 
 TEST(TaggerEntries, EachVariantAloneAndTogetherEqualsTheEquations) {
-  const std::vector<Case> cases = {
+  const std::vector<TaggerEntriesCase> cases = {
       {"P", true},
       {"R directed", false, true},
       {"R circulant", false, true, true},
@@ -167,12 +167,14 @@ TEST(TaggerEntries, EachVariantAloneAndTogetherEqualsTheEquations) {
       torch::manual_seed(11);
       auto mha = tagger_attention();
       Entries e;
-      if (c.temp) e.temp = std::make_shared<TemperatureEntry>(kHeads), mha->add_entry("temperature", e.temp);
-      if (c.p) e.p = std::make_shared<PositionMatrixEntry>(kHeads, kMaxPositions), mha->add_entry("p", e.p);
-      if (c.r) e.r = std::make_shared<RelativeBiasEntry>(kHeads, kMaxPositions, c.circulant), mha->add_entry("r", e.r);
+      if (c.temp) e.temp = std::make_shared<TemperatureEntry>(kTaggerHeads), mha->add_entry("temperature", e.temp);
+      if (c.p) e.p = std::make_shared<PositionMatrixEntry>(kTaggerHeads, kMaxPositions), mha->add_entry("p", e.p);
+      if (c.r)
+        e.r = std::make_shared<RelativeBiasEntry>(kTaggerHeads, kMaxPositions, c.circulant), mha->add_entry("r", e.r);
       if (c.conv1d)
-        e.conv1d = std::make_shared<AttentionConv1dEntry>(kHeads, kMaxPositions, 3), mha->add_entry("c1", e.conv1d);
-      if (c.conv2d) e.conv2d = std::make_shared<AttentionConv2dEntry>(kHeads, 3), mha->add_entry("c2", e.conv2d);
+        e.conv1d = std::make_shared<AttentionConv1dEntry>(kTaggerHeads, kMaxPositions, 3),
+        mha->add_entry("c1", e.conv1d);
+      if (c.conv2d) e.conv2d = std::make_shared<AttentionConv2dEntry>(kTaggerHeads, 3), mha->add_entry("c2", e.conv2d);
       randomize(*mha);
       if (c.conv1d) {  // conv outputs mostly positive, so that relu passes gradients
         torch::NoGradGuard no_grad;
@@ -183,10 +185,10 @@ TEST(TaggerEntries, EachVariantAloneAndTogetherEqualsTheEquations) {
         e.conv2d->bias.abs_();
       }
       mha->train();
-      auto x = torch::randn({2, length, kDim}).requires_grad_(true);
+      auto x = torch::randn({2, length, kTaggerDim}).requires_grad_(true);
       auto weights = mha->parameters();
       auto out = mha(x, x, x);
-      auto reference = naive(x, mha->in_proj_weight, e, c.circulant);
+      auto reference = naive_tagger_attention(x, mha->in_proj_weight, e, c.circulant);
       EXPECT_LT((d(out) - reference).abs().max().item<double>(), 2e-5) << where;
 
       const auto probe = torch::linspace(-1, 1, out.numel(), torch::kDouble).view(out.sizes());
@@ -196,7 +198,7 @@ TEST(TaggerEntries, EachVariantAloneAndTogetherEqualsTheEquations) {
       (d(out) * probe).sum().backward();
       const auto module_grads = grads_of(inputs);
       for (auto& t : inputs) t.mutable_grad() = Tensor();
-      (naive(x, mha->in_proj_weight, e, c.circulant) * probe).sum().backward();
+      (naive_tagger_attention(x, mha->in_proj_weight, e, c.circulant) * probe).sum().backward();
       const auto reference_grads = grads_of(inputs);
       for (size_t i = 0; i < inputs.size(); ++i)
         EXPECT_LT((d(module_grads[i]) - d(reference_grads[i])).abs().max().item<double>(), 1e-4)
@@ -211,12 +213,12 @@ TEST(TaggerEntries, EachVariantAloneAndTogetherEqualsTheEquations) {
 
 TEST(TaggerEntries, RelativeBiasForms) {
   torch::manual_seed(3);
-  RelativeBiasEntry directed(kHeads, kMaxPositions, false), circulant(kHeads, kMaxPositions, true);
+  RelativeBiasEntry directed(kTaggerHeads, kMaxPositions, false), circulant(kTaggerHeads, kMaxPositions, true);
   AttentionInputs in;
-  in.q = torch::zeros({1, kMaxPositions, kHeads, kHeadDim});
+  in.q = torch::zeros({1, kMaxPositions, kTaggerHeads, kTaggerHeadDim});
   in.query_length = in.key_length = kMaxPositions;
   const auto a = directed.bias(in), s = circulant.bias(in);
-  ASSERT_EQ(a.sizes(), (std::vector<int64_t>{1, kHeads, kMaxPositions, kMaxPositions}));
+  ASSERT_EQ(a.sizes(), (std::vector<int64_t>{1, kTaggerHeads, kMaxPositions, kMaxPositions}));
   // Directed: a_{i-j+t}, the same along each diagonal, different above and below it.
   EXPECT_EQ(a[0][1][4][2].item<float>(), directed.weights[1][2 + kMaxPositions].item<float>());
   EXPECT_EQ(a[0][1][5][3].item<float>(), a[0][1][4][2].item<float>());

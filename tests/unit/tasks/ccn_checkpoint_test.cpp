@@ -25,7 +25,7 @@ using csan::testing::error_of;
 
 using namespace csan;
 
-std::string temp_dir(const std::string& name) {
+std::string ccn_temp_dir(const std::string& name) {
   auto dir = fs::temp_directory_path() / ("csan-ccn-checkpoint-test-" + std::to_string(::getpid())) / name;
   remove_tree(dir.string());
   fs::create_directories(dir);
@@ -78,7 +78,7 @@ TEST(CcnCheckpoints, GivenToATaggingTaskIsRefusedNamingTheTask) {
   EXPECT_NE(family.find("tagging"), std::string::npos) << family;
 
   // A loaded CCN model handed to the tagging criterion.
-  const std::string dir = temp_dir("tagging");
+  const std::string dir = ccn_temp_dir("tagging");
   nn::SkipInitialization skip;
   auto ccn = models::build_model(csan::testing::recipe("model:\n  arch: ccn_tiny\n"), kFourSymbols);
   auto loaded = tasks::load_model(write_checkpoint(dir + "/ccn.pt", ccn_recipe, *ccn));
@@ -93,7 +93,7 @@ TEST(CcnCheckpoints, GivenToATaggingTaskIsRefusedNamingTheTask) {
 // (no second branch), or a CCN of another width. The error names the file and the first
 // tensor that does not fit.
 TEST(CcnCheckpoints, WeightsThatDoNotFitTheTwoMemoryModelAreAOneLineErrorNamingTheTensor) {
-  const std::string dir = temp_dir("misfit");
+  const std::string dir = ccn_temp_dir("misfit");
   const std::string ccn_recipe = csan::testing::recipe("model:\n  arch: ccn_tiny\n").to_yaml();
   nn::SkipInitialization skip;
   auto transformer = models::build_model(

@@ -31,6 +31,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using csan::testing::error_of;
+
 using namespace csan;
 
 const fs::path& work_dir() {
@@ -61,15 +63,6 @@ std::string recipe_text(const std::string& save_dir = "") {
          "checkpoint: {best_checkpoint_metric: accuracy, no_epoch_checkpoints: true, save_dir: " +
          (save_dir.empty() ? (work_dir() / "unused").string() : save_dir) +
          "}\ncommon: {log_interval: 1000, seed: 3}\n";
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 TEST(TaggingTask, BatchesArePaddedChunksOfWordsCharactersAndLabels) {

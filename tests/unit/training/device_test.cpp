@@ -76,7 +76,7 @@ const torch::Device kGpu(torch::kCUDA, 0);
 #define SKIP_WITHOUT_GPU() \
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU here"
 
-Trainer make_trainer(const torch::Device& device, const std::string& precision = "fp32", double dropout = 0.0) {
+Trainer make_device_trainer(const torch::Device& device, const std::string& precision = "fp32", double dropout = 0.0) {
   torch::manual_seed(7);
   auto cfg = testing::toy_training_config();
   TrainerParts parts;
@@ -104,7 +104,7 @@ void expect_close(const std::vector<torch::Tensor>& a, const std::vector<torch::
     EXPECT_TRUE(torch::allclose(a[i], b[i], tolerance, tolerance)) << "parameter " << i;
 }
 
-std::string temp_path(const std::string& name) {
+std::string device_temp_path(const std::string& name) {
   auto dir = std::filesystem::temp_directory_path() / ("csan-device-test-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   return (dir / name).string();
@@ -112,7 +112,7 @@ std::string temp_path(const std::string& name) {
 
 TEST(Gpu, UpdatesMatchTheCpus) {
   SKIP_WITHOUT_GPU();
-  Trainer cpu = make_trainer(torch::kCPU), gpu = make_trainer(kGpu);
+  Trainer cpu = make_device_trainer(torch::kCPU), gpu = make_device_trainer(kGpu);
   EXPECT_EQ(gpu.device(), kGpu);
   expect_close(on_cpu(cpu), on_cpu(gpu), 0);  // drawn on the CPU, then moved
   for (int i = 0; i < 3; ++i) {
@@ -128,9 +128,9 @@ TEST(Gpu, UpdatesMatchTheCpus) {
 
 TEST(Gpu, ACheckpointWrittenThereResumesThereAndLoadsOnTheCpu) {
   SKIP_WITHOUT_GPU();
-  Trainer gpu = make_trainer(kGpu, "fp32", /*dropout=*/0.3);
+  Trainer gpu = make_device_trainer(kGpu, "fp32", /*dropout=*/0.3);
   for (int i = 0; i < 2; ++i) gpu.train_step({testing::toy_batch(i, 4)});
-  const std::string path = temp_path("gpu.pt");
+  const std::string path = device_temp_path("gpu.pt");
   {
     checkpoint::CheckpointWriter writer;
     checkpoint::CheckpointMeta meta;
@@ -143,13 +143,13 @@ TEST(Gpu, ACheckpointWrittenThereResumesThereAndLoadsOnTheCpu) {
   }
   gpu.train_step({testing::toy_batch(2, 4)});  // with dropout: draws from the GPU's generator
 
-  Trainer resumed = make_trainer(kGpu, "fp32", 0.3);
+  Trainer resumed = make_device_trainer(kGpu, "fp32", 0.3);
   checkpoint::CheckpointReader reader(path);
   resumed.load_state(reader);
   resumed.train_step({testing::toy_batch(2, 4)});
   expect_close(on_cpu(gpu), on_cpu(resumed), 1e-6);  // same dropout masks, moments on the GPU
 
-  Trainer cpu = make_trainer(torch::kCPU, "fp32", 0.3);
+  Trainer cpu = make_device_trainer(torch::kCPU, "fp32", 0.3);
   checkpoint::CheckpointReader again(path);
   cpu.load_state(again);
   EXPECT_EQ(cpu.num_updates(), 2);
@@ -159,7 +159,7 @@ TEST(Gpu, ACheckpointWrittenThereResumesThereAndLoadsOnTheCpu) {
 
 TEST(Gpu, AmpTrainsWithLossScaling) {
   SKIP_WITHOUT_GPU();
-  Trainer amp = make_trainer(kGpu, "amp");
+  Trainer amp = make_device_trainer(kGpu, "amp");
   const auto batch = testing::toy_batch(0, 4);
   const double first = amp.train_step({batch}).stats.loss_sum;
   UpdateResult last;

@@ -28,7 +28,7 @@ core::Config config(const Vars& keys = {}) {
   return cfg;
 }
 
-std::string error_of(const core::Config& cfg, const Vars& env) {
+std::string setup_error_of(const core::Config& cfg, const Vars& env) {
   try {
     resolve_distributed_setup(cfg, env_of(env));
   } catch (const Error& e) {
@@ -111,25 +111,28 @@ TEST(DistributedSetup, InitMethodFlags) {
 }
 
 TEST(DistributedSetup, BadValuesNameTheVariableOrKey) {
-  EXPECT_EQ(error_of(config(), {{"RANK", "abc"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}}),
-            "environment variable RANK='abc': not an integer");
-  EXPECT_EQ(error_of(config(), {{"RANK", "2"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}}),
+  EXPECT_EQ(
+      setup_error_of(config(), {{"RANK", "abc"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}}),
+      "environment variable RANK='abc': not an integer");
+  EXPECT_EQ(setup_error_of(config(), {{"RANK", "2"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}}),
             "rank 2 is not below the world size 2 (torchrun environment)");
-  EXPECT_EQ(error_of(config(), {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "1"}}),
+  EXPECT_EQ(setup_error_of(config(), {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "1"}}),
             "environment variable MASTER_ADDR is not set (needed by the torchrun (env://) convention)");
-  EXPECT_EQ(error_of(config(), {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "70000"}}),
-            "environment variable MASTER_PORT=70000: must be between 1 and 65535");
-  EXPECT_EQ(error_of(config({{"distributed_world_size", "4"}}),
-                     {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}}),
+  EXPECT_EQ(
+      setup_error_of(config(), {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "70000"}}),
+      "environment variable MASTER_PORT=70000: must be between 1 and 65535");
+  EXPECT_EQ(setup_error_of(config({{"distributed_world_size", "4"}}),
+                           {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}}),
             "key 'distributed_training.distributed_world_size': is 4 but WORLD_SIZE is 2");
-  EXPECT_EQ(error_of(config(), {{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_JOB_NODELIST", "a"}}),
+  EXPECT_EQ(setup_error_of(config(), {{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_JOB_NODELIST", "a"}}),
             "Slurm job step with 2 tasks: give --distributed-port (or MASTER_PORT) so the tasks can meet");
-  EXPECT_EQ(error_of(config({{"distributed_init_method", "udp://x:1"}, {"distributed_rank", "0"}}), {}),
+  EXPECT_EQ(setup_error_of(config({{"distributed_init_method", "udp://x:1"}, {"distributed_rank", "0"}}), {}),
             "key 'distributed_training.distributed_init_method': expected tcp://HOST:PORT or env://, got 'udp://x:1'");
-  EXPECT_EQ(error_of(config({{"distributed_init_method", "tcp://x:1"}, {"distributed_world_size", "2"}}), {}),
+  EXPECT_EQ(setup_error_of(config({{"distributed_init_method", "tcp://x:1"}, {"distributed_world_size", "2"}}), {}),
             "key 'distributed_training.distributed_rank': must be given with --distributed-init-method tcp://x:1");
-  EXPECT_NE(error_of(config({{"distributed_world_size", "2"}, {"distributed_rank", "1"}}), {}).find("needs "
-                                                                                                   "--distributed-init-method"),
+  EXPECT_NE(setup_error_of(config({{"distributed_world_size", "2"}, {"distributed_rank", "1"}}), {})
+                .find("needs "
+                      "--distributed-init-method"),
             std::string::npos);
 }
 

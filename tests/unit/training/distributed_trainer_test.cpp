@@ -21,10 +21,8 @@ namespace {
 using testing::kPad;
 using testing::kVocab;
 
-core::Config training_config() { return testing::toy_training_config(); }
-
-std::unique_ptr<Trainer> make_trainer(std::unique_ptr<GradientSync> sync, double dropout = 0.0) {
-  auto cfg = training_config();
+std::unique_ptr<Trainer> make_synced_trainer(std::unique_ptr<GradientSync> sync, double dropout = 0.0) {
+  auto cfg = testing::toy_training_config();
   TrainerParts parts;
   {
     // Every rank builds the same initial weights from seed 1. The ranks are threads of
@@ -45,9 +43,9 @@ std::unique_ptr<Trainer> make_trainer(std::unique_ptr<GradientSync> sync, double
 }
 
 // Batches of different sizes and lengths, so ranks contribute unequal token counts.
-TensorBatch make_batch(int index) { return testing::toy_batch(index, 1 + index % 4, 6); }
+TensorBatch make_uneven_batch(int index) { return testing::toy_batch(index, 1 + index % 4, 6); }
 
-std::vector<torch::Tensor> snapshot(const Trainer& t) {
+std::vector<torch::Tensor> copy_params(const Trainer& t) {
   std::vector<torch::Tensor> out;
   for (const auto& p : t.params()) out.push_back(p.detach().clone());
   return out;
@@ -78,7 +76,7 @@ std::pair<RankOutcome, RankOutcome> train_two_ranks(int updates, BatchesFor batc
                                                     std::function<void(int, int)> before_update = {}) {
   const int port = find_free_port();
   auto run = [&](int rank) {
-    auto trainer = make_trainer(std::make_unique<C10dGradientSync>(rank_setup(rank, port), torch::kCPU));
+    auto trainer = make_synced_trainer(std::make_unique<C10dGradientSync>(rank_setup(rank, port), torch::kCPU));
     RankOutcome out;
     for (int k = 0; k < updates; ++k) {
       if (before_update) before_update(rank, k);
@@ -87,7 +85,7 @@ std::pair<RankOutcome, RankOutcome> train_two_ranks(int updates, BatchesFor batc
       out.stop_signal = r.stop_signal;
       if (r.stop_signal) break;
     }
-    out.params = snapshot(*trainer);
+    out.params = copy_params(*trainer);
     out.updates = trainer->num_updates();
     return out;
   };
@@ -98,14 +96,14 @@ std::pair<RankOutcome, RankOutcome> train_two_ranks(int updates, BatchesFor batc
 
 TEST(DistributedTrainer, RanksHoldBitIdenticalParametersAfterKUpdates) {
   auto [r0, r1] =
-      train_two_ranks(6, [](int rank, int k) { return std::vector<TensorBatch>{make_batch(2 * k + rank)}; });
+      train_two_ranks(6, [](int rank, int k) { return std::vector<TensorBatch>{make_uneven_batch(2 * k + rank)}; });
   EXPECT_EQ(r0.updates, 6);
   EXPECT_EQ(r1.updates, 6);
   ASSERT_EQ(r0.params.size(), r1.params.size());
   for (size_t i = 0; i < r0.params.size(); ++i) EXPECT_TRUE(torch::equal(r0.params[i], r1.params[i])) << i;
   EXPECT_EQ(r0.losses, r1.losses) << "both ranks log the summed statistics";
   // ...and they moved: training happened.
-  auto fresh = snapshot(*make_trainer(std::make_unique<LocalGradientSync>()));
+  auto fresh = copy_params(*make_synced_trainer(std::make_unique<LocalGradientSync>()));
   EXPECT_FALSE(torch::equal(fresh[0], r0.params[0]));
 }
 
@@ -115,18 +113,18 @@ TEST(DistributedTrainer, TwoWorkersEqualOneWorkerWithUpdateFreqTwo) {
   // padding batch (an epoch whose batch count is odd).
   auto batches_for = [](int rank, int k) {
     if (rank == 1 && k == kUpdates - 1) return std::vector<TensorBatch>{TensorBatch{}};
-    return std::vector<TensorBatch>{make_batch(2 * k + rank)};
+    return std::vector<TensorBatch>{make_uneven_batch(2 * k + rank)};
   };
   auto [r0, r1] = train_two_ranks(kUpdates, batches_for);
 
-  auto single = make_trainer(std::make_unique<LocalGradientSync>());
+  auto single = make_synced_trainer(std::make_unique<LocalGradientSync>());
   std::vector<double> losses;
   for (int k = 0; k < kUpdates; ++k) {
-    std::vector<TensorBatch> group{make_batch(2 * k)};
-    if (k != kUpdates - 1) group.push_back(make_batch(2 * k + 1));
+    std::vector<TensorBatch> group{make_uneven_batch(2 * k)};
+    if (k != kUpdates - 1) group.push_back(make_uneven_batch(2 * k + 1));
     losses.push_back(single->train_step(group).stats.loss_sum);
   }
-  const auto expected = snapshot(*single);
+  const auto expected = copy_params(*single);
   double worst = 0;
   for (size_t i = 0; i < expected.size(); ++i) {
     const double scale = expected[i].abs().max().item<double>() + 1e-12;
@@ -139,7 +137,7 @@ TEST(DistributedTrainer, TwoWorkersEqualOneWorkerWithUpdateFreqTwo) {
 TEST(DistributedTrainer, AStopSignalOnOneRankStopsBothAfterTheSameUpdate) {
   StopSignalGuard guard;  // handlers record the signal instead of ending the test
   auto [r0, r1] = train_two_ranks(
-      8, [](int rank, int k) { return std::vector<TensorBatch>{make_batch(2 * k + rank)}; },
+      8, [](int rank, int k) { return std::vector<TensorBatch>{make_uneven_batch(2 * k + rank)}; },
       [](int rank, int k) {
         // Signals are per process; in this one-process test rank 1 raises it right before
         // its 4th update, and rank 0 has just passed the point where it reads the flag.

@@ -61,12 +61,10 @@ class LowPrecisionToyModel : public models::EncoderDecoderModel {
   torch::nn::Linear hidden_{nullptr}, out_{nullptr};
 };
 
-core::Config training_config() { return testing::toy_training_config(); }
-
 // The trainer with `precision`, building the optimizer over its optimizer_params() as
 // the train loop does.
-Trainer make_trainer(std::shared_ptr<models::Model> model, std::unique_ptr<PrecisionPolicy> precision) {
-  auto cfg = training_config();
+Trainer make_precision_trainer(std::shared_ptr<models::Model> model, std::unique_ptr<PrecisionPolicy> precision) {
+  auto cfg = testing::toy_training_config();
   TrainerParts parts;
   parts.model = std::move(model);
   parts.precision = std::move(precision);
@@ -86,7 +84,7 @@ std::unique_ptr<MasterWeightsPrecision> bf16_masters(double init_scale, int64_t 
   return std::make_unique<MasterWeightsPrecision>("bf16-masters", torch::kBFloat16, o);
 }
 
-TensorBatch make_batch(int index, int sentences = 4) { return testing::toy_batch(index, sentences); }
+TensorBatch make_precision_batch(int index, int sentences = 4) { return testing::toy_batch(index, sentences); }
 
 std::vector<torch::Tensor> clones(const std::vector<torch::Tensor>& tensors) {
   std::vector<torch::Tensor> out;
@@ -98,8 +96,8 @@ TEST(MasterWeights, ModelStaysLowPrecisionWhileMastersStayFp32) {
   torch::manual_seed(3);
   auto policy = bf16_masters(128);
   auto* masters = policy.get();
-  auto trainer = make_trainer(std::make_shared<LowPrecisionToyModel>(kVocab, 8), std::move(policy));
-  for (int step = 0; step < 5; ++step) ASSERT_FALSE(trainer.train_step({make_batch(step)}).skipped);
+  auto trainer = make_precision_trainer(std::make_shared<LowPrecisionToyModel>(kVocab, 8), std::move(policy));
+  for (int step = 0; step < 5; ++step) ASSERT_FALSE(trainer.train_step({make_precision_batch(step)}).skipped);
   ASSERT_EQ(masters->master_params().size(), trainer.params().size());
   for (size_t i = 0; i < trainer.params().size(); ++i) {
     const auto& model_param = trainer.params()[i];
@@ -164,10 +162,10 @@ TEST(MasterWeights, OverflowSkipsTheUpdateAndHalvesTheScaleInTheTrainer) {
   const double huge = std::ldexp(1.0, 130);  // loss * scale overflows fp32
   auto policy = bf16_masters(huge);
   auto* masters = policy.get();
-  auto trainer = make_trainer(std::make_shared<LowPrecisionToyModel>(kVocab, 8), std::move(policy));
+  auto trainer = make_precision_trainer(std::make_shared<LowPrecisionToyModel>(kVocab, 8), std::move(policy));
   const auto before = clones(trainer.params());
   const auto masters_before = clones(masters->master_params());
-  auto r = trainer.train_step({make_batch(0)});
+  auto r = trainer.train_step({make_precision_batch(0)});
   EXPECT_TRUE(r.skipped);
   EXPECT_EQ(r.loss_scale, std::ldexp(1.0, 129));
   EXPECT_EQ(trainer.num_updates(), 0);
@@ -178,7 +176,7 @@ TEST(MasterWeights, OverflowSkipsTheUpdateAndHalvesTheScaleInTheTrainer) {
 
   int skipped = 1;
   while (r.skipped && skipped < 40) {
-    r = trainer.train_step({make_batch(skipped)});
+    r = trainer.train_step({make_precision_batch(skipped)});
     skipped += r.skipped;
   }
   ASSERT_FALSE(r.skipped) << "the scale should fall until gradients are finite";
@@ -186,19 +184,19 @@ TEST(MasterWeights, OverflowSkipsTheUpdateAndHalvesTheScaleInTheTrainer) {
   EXPECT_LT(r.loss_scale, huge);
   EXPECT_EQ(trainer.num_updates(), 1);
   // The first update runs at warmup_init_lr (0): the second one moves the weights.
-  ASSERT_FALSE(trainer.train_step({make_batch(50)}).skipped);
+  ASSERT_FALSE(trainer.train_step({make_precision_batch(50)}).skipped);
   bool changed = false;
   for (size_t i = 0; i < before.size(); ++i) changed |= !torch::equal(before[i], trainer.params()[i]);
   EXPECT_TRUE(changed);
 }
 
-std::string temp_path(const std::string& name) {
+std::string precision_temp_path(const std::string& name) {
   auto dir = std::filesystem::temp_directory_path() / ("csan-precision-test-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   return (dir / name).string();
 }
 
-void save(Trainer& t, const std::string& path) {
+void save_precision_checkpoint(Trainer& t, const std::string& path) {
   CheckpointWriter writer;
   CheckpointMeta meta;
   meta.recipe_yaml = "model:\n  arch: toy\n";
@@ -213,20 +211,20 @@ void save(Trainer& t, const std::string& path) {
 // Resuming restores the loss scale with its counters and the fp32 masters (not their
 // bf16 rounding): the resumed trainer continues bit-identically.
 TEST(MasterWeights, CheckpointRestoresScalerAndMastersExactly) {
-  const std::string path = temp_path("masters.pt");
+  const std::string path = precision_temp_path("masters.pt");
   torch::manual_seed(11);
   auto first_policy = bf16_masters(64, /*window=*/3);
   auto* first_masters = first_policy.get();
-  auto first = make_trainer(std::make_shared<LowPrecisionToyModel>(kVocab, 8), std::move(first_policy));
-  for (int step = 0; step < 4; ++step) first.train_step({make_batch(step)});
-  save(first, path);
+  auto first = make_precision_trainer(std::make_shared<LowPrecisionToyModel>(kVocab, 8), std::move(first_policy));
+  for (int step = 0; step < 4; ++step) first.train_step({make_precision_batch(step)});
+  save_precision_checkpoint(first, path);
   const double scale_at_save = first.precision().loss_scale();
   EXPECT_EQ(scale_at_save, 64 * 2) << "doubled once after 3 clean updates";
 
   torch::manual_seed(99);  // other initial weights: everything must come from the checkpoint
   auto second_policy = bf16_masters(1, /*window=*/3);
   auto* second_masters = second_policy.get();
-  auto second = make_trainer(std::make_shared<LowPrecisionToyModel>(kVocab, 8), std::move(second_policy));
+  auto second = make_precision_trainer(std::make_shared<LowPrecisionToyModel>(kVocab, 8), std::move(second_policy));
   CheckpointReader reader(path);
   second.load_state(reader);
   EXPECT_EQ(second.precision().loss_scale(), scale_at_save);
@@ -234,8 +232,8 @@ TEST(MasterWeights, CheckpointRestoresScalerAndMastersExactly) {
     EXPECT_TRUE(torch::equal(first_masters->master_params()[i], second_masters->master_params()[i])) << i;
 
   for (int step = 4; step < 8; ++step) {
-    auto a = first.train_step({make_batch(step)});
-    auto b = second.train_step({make_batch(step)});
+    auto a = first.train_step({make_precision_batch(step)});
+    auto b = second.train_step({make_precision_batch(step)});
     EXPECT_EQ(a.loss_scale, b.loss_scale) << "step " << step;
     EXPECT_EQ(a.stats.loss_sum, b.stats.loss_sum) << "step " << step;
   }
@@ -280,10 +278,11 @@ TEST(AutocastGuard, InferencePrecisionNames) {
 TEST(Bf16Autocast, TrainsLikeFp32WithFp32Weights) {
   auto run = [](const std::string& precision) {
     torch::manual_seed(2);
-    auto trainer = make_trainer(std::make_shared<testing::ToyModel>(kVocab, 16, 0.0), make_precision_policy(precision));
+    auto trainer =
+        make_precision_trainer(std::make_shared<testing::ToyModel>(kVocab, 16, 0.0), make_precision_policy(precision));
     double first = 0, last = 0;
     for (int step = 0; step < 60; ++step) {
-      auto r = trainer.train_step({make_batch(step % 4)});
+      auto r = trainer.train_step({make_precision_batch(step % 4)});
       EXPECT_FALSE(r.skipped);
       EXPECT_EQ(r.loss_scale, 0) << "no loss scaling in " << precision;
       if (step < 4) first += r.stats.loss_bits() / 4;
@@ -318,7 +317,7 @@ TEST(PrecisionFactory, Fp16AndAmpWithoutCudaSuggestBf16) {
 }
 
 TEST(PrecisionFactory, ScaleWindowDefaultsToFairseqsFormula) {
-  auto cfg = training_config();
+  auto cfg = testing::toy_training_config();
   EXPECT_EQ(loss_scaler_options(cfg, 1).scale_window, 16384);
   cfg.set("optimization.update_freq", int64_t{3});
   EXPECT_EQ(loss_scaler_options(cfg, 2).scale_window, 2730);  // int(2^14 / 2 / 3)

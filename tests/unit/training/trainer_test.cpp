@@ -10,6 +10,7 @@
 #include <fstream>
 #include <functional>
 
+#include "tests/support/error_message.h"
 #include "toolkit/checkpoint/archive_check.h"
 #include "toolkit/checkpoint/checkpoint.h"
 #include "toolkit/core/error.h"
@@ -24,6 +25,7 @@ using namespace csan::checkpoint;
 using testing::kEos;
 using testing::kPad;
 using testing::kVocab;
+using csan::testing::message_of;
 
 core::Config training_config() {
   auto cfg = testing::toy_training_config();
@@ -31,7 +33,7 @@ core::Config training_config() {
   return cfg;
 }
 
-Trainer make_trainer(uint64_t init_seed, double dropout) {
+Trainer make_seeded_trainer(uint64_t init_seed, double dropout) {
   torch::manual_seed(init_seed);
   auto cfg = training_config();
   TrainerParts parts;
@@ -47,7 +49,7 @@ Trainer make_trainer(uint64_t init_seed, double dropout) {
 
 TensorBatch make_batch(int index, int sentences = 3) { return testing::toy_batch(index, sentences); }
 
-std::vector<torch::Tensor> snapshot(Trainer& t) {
+std::vector<torch::Tensor> snapshot_params(Trainer& t) {
   std::vector<torch::Tensor> out;
   for (const auto& p : t.params()) out.push_back(p.detach().clone());
   return out;
@@ -88,7 +90,7 @@ void save(Trainer& t, const std::string& path, TrainingProgress progress = {}) {
 }
 
 TEST(Trainer, LossFallsWhenFittingAFewBatches) {
-  auto trainer = make_trainer(1, 0.0);
+  auto trainer = make_seeded_trainer(1, 0.0);
   double first = 0, last = 0;
   for (int step = 0; step < 60; ++step) {
     auto r = trainer.train_step({make_batch(step % 4)});
@@ -103,7 +105,7 @@ TEST(Trainer, LossFallsWhenFittingAFewBatches) {
 TEST(Trainer, UpdateFreqEqualsOneBigBatch) {
   // Gradients are summed over micro-batches and divided by the total target tokens, so
   // two micro-batches make the same update as their concatenation.
-  auto a = make_trainer(5, 0.0), b = make_trainer(5, 0.0);
+  auto a = make_seeded_trainer(5, 0.0), b = make_seeded_trainer(5, 0.0);
   a.train_step({make_batch(1, 2), make_batch(2, 2)});
   // The same four sentences in one batch.
   auto one = make_batch(1, 2), two = make_batch(2, 2);
@@ -127,9 +129,9 @@ TEST(Trainer, UpdateFreqEqualsOneBigBatch) {
 }
 
 TEST(Trainer, NonFiniteLossSkipsTheUpdate) {
-  auto trainer = make_trainer(2, 0.0);
+  auto trainer = make_seeded_trainer(2, 0.0);
   trainer.train_step({make_batch(0)});
-  auto before = snapshot(trainer);
+  auto before = snapshot_params(trainer);
   auto& model = static_cast<testing::ToyModel&>(trainer.model());
   {
     torch::NoGradGuard no_grad;
@@ -142,7 +144,7 @@ TEST(Trainer, NonFiniteLossSkipsTheUpdate) {
     torch::NoGradGuard no_grad;
     model.scale_.fill_(1.0);
   }
-  auto after = snapshot(trainer);
+  auto after = snapshot_params(trainer);
   after.back().fill_(std::numeric_limits<float>::quiet_NaN());  // we changed `scale` ourselves
   before.back().fill_(std::numeric_limits<float>::quiet_NaN());
   for (size_t i = 0; i + 1 < before.size(); ++i) EXPECT_TRUE(torch::equal(before[i], after[i]));
@@ -151,34 +153,34 @@ TEST(Trainer, NonFiniteLossSkipsTheUpdate) {
 TEST(Trainer, ResumeFromCheckpointIsBitIdentical) {
   // Dropout makes the RNG state part of what must be restored; Adam's moments and step
   // counts and the LR schedule position too.
-  auto full = make_trainer(7, 0.3);
+  auto full = make_seeded_trainer(7, 0.3);
   for (int k = 0; k < 8; ++k) full.train_step({make_batch(k), make_batch(k + 10)});
 
-  auto first = make_trainer(7, 0.3);
+  auto first = make_seeded_trainer(7, 0.3);
   for (int k = 0; k < 3; ++k) first.train_step({make_batch(k), make_batch(k + 10)});
   const auto path = temp_path("resume.pt");
   save(first, path);
   torch::manual_seed(999);  // disturb the global generator: the checkpoint must restore it
   torch::rand({100});
 
-  auto resumed = make_trainer(123, 0.3);  // different initial weights, all overwritten
+  auto resumed = make_seeded_trainer(123, 0.3);  // different initial weights, all overwritten
   CheckpointReader reader(path);
   resumed.load_state(reader);
   EXPECT_EQ(resumed.num_updates(), 3);
   for (int k = 3; k < 8; ++k) resumed.train_step({make_batch(k), make_batch(k + 10)});
-  EXPECT_TRUE(bit_identical(snapshot(full), snapshot(resumed)));
+  EXPECT_TRUE(bit_identical(snapshot_params(full), snapshot_params(resumed)));
 
   // Without restoring the RNG, dropout masks differ and so do the weights: the test can fail.
-  auto no_rng = make_trainer(123, 0.3);
+  auto no_rng = make_seeded_trainer(123, 0.3);
   CheckpointReader again(path);
   no_rng.load_state(again);
   torch::manual_seed(999);
   for (int k = 3; k < 8; ++k) no_rng.train_step({make_batch(k), make_batch(k + 10)});
-  EXPECT_FALSE(bit_identical(snapshot(full), snapshot(no_rng)));
+  EXPECT_FALSE(bit_identical(snapshot_params(full), snapshot_params(no_rng)));
 }
 
 TEST(Checkpoint, MetaAndProgressRoundTrip) {
-  auto trainer = make_trainer(3, 0.0);
+  auto trainer = make_seeded_trainer(3, 0.0);
   trainer.train_step({make_batch(0)});
   const auto path = temp_path("meta.pt");
   TrainingProgress progress;
@@ -205,9 +207,9 @@ TEST(Checkpoint, MetaAndProgressRoundTrip) {
   EXPECT_EQ(reader.progress().bad_validations, 2);
   EXPECT_EQ(reader.progress().nan_streak, 1);
   // The weights load into a fresh model.
-  auto other = make_trainer(50, 0.0);
+  auto other = make_seeded_trainer(50, 0.0);
   reader.load_model(other.model());
-  EXPECT_TRUE(bit_identical(snapshot(trainer), snapshot(other)));
+  EXPECT_TRUE(bit_identical(snapshot_params(trainer), snapshot_params(other)));
 }
 
 // Runs in fp16/bf16 store their model in that dtype; generation builds an fp32 model
@@ -243,17 +245,8 @@ TEST(Checkpoint, LowPrecisionWeightsLoadIntoAnFp32ModelOfTheSameShapeOnly) {
   }
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(Checkpoint, TruncatedOrCorruptFilesGiveAClearError) {
-  auto trainer = make_trainer(3, 0.0);
+  auto trainer = make_seeded_trainer(3, 0.0);
   const auto path = temp_path("good.pt");
   save(trainer, path);
   std::string bytes;
@@ -267,28 +260,28 @@ TEST(Checkpoint, TruncatedOrCorruptFilesGiveAClearError) {
 
   const auto truncated = temp_path("truncated.pt");
   write(truncated, bytes.substr(0, bytes.size() / 2));
-  auto message = error_of([&] { CheckpointReader r(truncated); });
+  auto message = message_of([&] { CheckpointReader r(truncated); });
   EXPECT_NE(message.find(truncated), std::string::npos) << message;
   EXPECT_NE(message.find("truncated or corrupt"), std::string::npos) << message;
 
   const auto garbage = temp_path("garbage.pt");
   write(garbage, "this is not a checkpoint");
-  EXPECT_NE(error_of([&] { CheckpointReader r(garbage); }).find(garbage), std::string::npos);
+  EXPECT_NE(message_of([&] { CheckpointReader r(garbage); }).find(garbage), std::string::npos);
 
   // Flipped bytes inside the archive are caught by the checksum trailer.
   const auto flipped = temp_path("flipped.pt");
   std::string damaged = bytes;
   for (size_t i = bytes.size() / 3; i < bytes.size() / 3 + 64; ++i) damaged[i] ^= 0x5a;
   write(flipped, damaged);
-  message = error_of([&] {
+  message = message_of([&] {
     CheckpointReader r(flipped);
-    auto other = make_trainer(4, 0.0);
+    auto other = make_seeded_trainer(4, 0.0);
     other.load_state(r);
   });
   EXPECT_NE(message.find(flipped), std::string::npos) << message;
   EXPECT_NE(message.find("checksum"), std::string::npos) << message;
 
-  EXPECT_NE(error_of([&] { CheckpointReader r(temp_path("missing.pt")); }).find("no such checkpoint"),
+  EXPECT_NE(message_of([&] { CheckpointReader r(temp_path("missing.pt")); }).find("no such checkpoint"),
             std::string::npos);
 }
 
@@ -296,7 +289,7 @@ TEST(Checkpoint, TruncatedOrCorruptFilesGiveAClearError) {
 // LibTorch would allocate and clear that much before finding the file short; the reader
 // refuses it first, naming the record.
 TEST(Checkpoint, CraftedLengthInsideTheArchiveIsRefusedBeforeLibTorchReadsIt) {
-  auto trainer = make_trainer(3, 0.0);
+  auto trainer = make_seeded_trainer(3, 0.0);
   const auto path = temp_path("crafted-source.pt");
   save(trainer, path);
   std::string archive;
@@ -315,7 +308,7 @@ TEST(Checkpoint, CraftedLengthInsideTheArchiveIsRefusedBeforeLibTorchReadsIt) {
   append_trailer(archive);
   const auto crafted = temp_path("crafted.pt");
   std::ofstream(crafted, std::ios::binary).write(archive.data(), static_cast<std::streamsize>(archive.size()));
-  const std::string message = error_of([&] { CheckpointReader r(crafted); });
+  const std::string message = message_of([&] { CheckpointReader r(crafted); });
   EXPECT_NE(message.find(crafted + ": corrupt ("), std::string::npos) << message;
   EXPECT_NE(message.find("data.pkl: a pickle asks for 3000000000 bytes"), std::string::npos) << message;
 }
@@ -360,7 +353,7 @@ std::string rewrite_top_module_code(const std::string& path, const std::string& 
 // line csan's writer does not emit, naming the record and line, and deflated records (as
 // LibTorch writes code) are inflated for the check.
 TEST(Checkpoint, CraftedModuleCodeIsRefusedBeforeLibTorchCompilesIt) {
-  auto trainer = make_trainer(3, 0.0);
+  auto trainer = make_seeded_trainer(3, 0.0);
   const auto path = temp_path("code-source.pt");
   save(trainer, path);
   // The rewrite itself keeps a loadable checkpoint: only the edit is refused below.
@@ -376,7 +369,7 @@ TEST(Checkpoint, CraftedModuleCodeIsRefusedBeforeLibTorchCompilesIt) {
     edited_line = std::to_string(std::count(code.begin(), code.begin() + static_cast<long>(at), '\n') + 1);
     return code;
   });
-  const std::string message = error_of([&] { CheckpointReader r(crafted); });
+  const std::string message = message_of([&] { CheckpointReader r(crafted); });
   EXPECT_NE(message.find(crafted + ": corrupt (archive/code/__torch__.py: line " + edited_line +
                          " is not a module declaration csan writes)"),
             std::string::npos)
@@ -386,7 +379,7 @@ TEST(Checkpoint, CraftedModuleCodeIsRefusedBeforeLibTorchCompilesIt) {
                            "  __annotations__[\"a\\\"b\"] = Tensor\n", "  y : Tensor[\n", "import os\n"}) {
     const auto file =
         rewrite_top_module_code(path, temp_path("code-line.pt"), [&](std::string code) { return code + line; });
-    EXPECT_NE(error_of([&] { CheckpointReader r(file); }).find("is not a module declaration csan writes"),
+    EXPECT_NE(message_of([&] { CheckpointReader r(file); }).find("is not a module declaration csan writes"),
               std::string::npos)
         << line;
   }
@@ -396,7 +389,7 @@ TEST(Checkpoint, CraftedModuleCodeIsRefusedBeforeLibTorchCompilesIt) {
 // BINPUT names (a crafted one asked for 30 GB in the fuzz target; input stored as
 // tests/fuzz/corpus/checkpoint/crash-memo-index-30GB). The reader refuses it first.
 TEST(Checkpoint, MemoIndexOutOfSequenceIsRefusedBeforeLibTorchReadsIt) {
-  auto trainer = make_trainer(3, 0.0);
+  auto trainer = make_seeded_trainer(3, 0.0);
   const auto path = temp_path("memo-source.pt");
   save(trainer, path);
   std::string archive;
@@ -414,7 +407,7 @@ TEST(Checkpoint, MemoIndexOutOfSequenceIsRefusedBeforeLibTorchReadsIt) {
   append_trailer(archive);
   const auto crafted = temp_path("memo.pt");
   std::ofstream(crafted, std::ios::binary).write(archive.data(), static_cast<std::streamsize>(archive.size()));
-  const std::string message = error_of([&] { CheckpointReader r(crafted); });
+  const std::string message = message_of([&] { CheckpointReader r(crafted); });
   EXPECT_NE(message.find("data.pkl: a pickle stores to memo slot 200 of 0"), std::string::npos) << message;
 }
 
