@@ -51,6 +51,9 @@ void validate(const InferencePrecision& p) {
 std::string missing_cpu_flag_warning(const std::string& precision, bool has_flag) {
   if (has_flag || precision == "fp32") return "";
   const std::string flag = precision == "bf16" ? "avx512_bf16" : "avx512_vnni";
+  if (precision == "bf16" && nn::bf16_products_emulated())
+    return "warning: --precision bf16: this CPU lacks " + flag +
+           " and AVX-512; bf16 products are emulated in fp32 (bf16's roundings, no speed gain)";
   return "warning: --precision " + precision + ": this CPU lacks " + flag + "; " + precision +
          " products are emulated and may be slower than fp32";
 }

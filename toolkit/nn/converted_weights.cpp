@@ -137,7 +137,19 @@ bool is_converted(const torch::Tensor& weight) {
   return table().count(key_of(weight)) > 0;
 }
 
+bool bf16_products_emulated() {
+  static const bool emulated = !(core::cpu_has("avx512bw") && core::cpu_has("avx512vl") && core::cpu_has("avx512dq"));
+  return emulated;
+}
+
+torch::Tensor bf16_linear_in_fp32(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
+  const auto rounded = [](const torch::Tensor& t) { return t.to(torch::kBFloat16).to(torch::kFloat); };
+  return rounded(at::linear(rounded(x), weight.to(torch::kFloat), bias.defined() ? rounded(bias) : bias));
+}
+
 torch::Tensor converted_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
+  if (weight.scalar_type() == torch::kBFloat16 && x.device().is_cpu() && bf16_products_emulated())
+    return bf16_linear_in_fp32(x, weight, bias);
   if (is_half_width_float(weight.scalar_type())) {
     const torch::Tensor b = bias.defined() ? bias.to(weight.scalar_type()) : bias;
     // at::linear adds the bias inside the GEMM for any rank (one bf16 rounding);

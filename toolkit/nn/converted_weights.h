@@ -38,6 +38,14 @@ bool is_converted(const torch::Tensor& weight);
 // y = x W^T + b for a converted W (nn::linear sends every converted weight here); x is
 // float, and so is y.
 torch::Tensor converted_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
+// LibTorch multiplies bf16 matrices on the CPU with oneDNN only where the CPU has AVX-512
+// (BW, VL, DQ); elsewhere its reference loop decoded Multi30k test2016 at 1 sentence/s
+// against fp32's 52 (AVX2 EPYC). There bf16 products are emulated (bf16_linear_in_fp32).
+bool bf16_products_emulated();
+// x W^T + b with oneDNN's bf16 roundings at fp32 speed: x and b rounded to bf16, the bf16
+// W widened for this product (the model keeps bf16's memory), fp32 accumulation, the
+// result rounded to bf16 and returned as float.
+torch::Tensor bf16_linear_in_fp32(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
 // Rows `tokens` of a converted embedding table (one tied to the output projection), as
 // float (int8: values times their row's scale).
 torch::Tensor converted_embedding(const torch::Tensor& weight, const torch::Tensor& tokens);
