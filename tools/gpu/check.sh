@@ -4,7 +4,12 @@
 #   tools/gpu/fetch-debs.sh             here, once: .gpu/debs/ gets the Debian packages
 #   cp -r DATA .gpu/m30k                here: a csan-preprocess output (Multi30k, joined 8k)
 #   tools/gpu/check.sh .gpu/m30k [OUT]  there (the device tool with carry [".gpu"])
-# CSAN_GPU_STEPS="tests train decode speed resume debug" picks the checks after the build.
+# CSAN_GPU_STEPS="tests train decode speed resume debug export" picks the checks after the
+# build; CSAN_GPU_SMALL_UPDATES sets the Transformer's updates (default 1500), CSAN_GPU_SUBSET
+# the decoded split (default valid), CSAN_GPU_BATCH its batch size (default 128),
+# CSAN_GPU_CHECKPOINT a model to decode instead of the one trained here, CSAN_GPU_DECODE_ON
+# "gpu" to skip the CPU decodes, CSAN_GPU_TARGETS what to build; export writes the trained model's weights (no optimizer
+# state) as OUT/model.pt.part-* pieces under the device tool's 16 MiB per file.
 # It unpacks the .deb files into .gpu/prefix (never into /), builds csan against python3's
 # LibTorch, then trains and decodes on the GPU: Transformer in fp16 to a usable model,
 # CCN base and Transformer base tokens/s per precision, and decoding sentences/s and BLEU
@@ -48,12 +53,14 @@ cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
 grep -i -E 'warning|cuda|torch' "$out/configure.log" | head -20
 
 step "build"
-cmake --build "$build" --parallel "$(nproc)" --target csan-train csan-generate csan-preprocess csan-score test_training test_generation -- \
+targets=${CSAN_GPU_TARGETS:-csan-train csan-generate csan-preprocess csan-score test_training test_generation average-checkpoints}
+# shellcheck disable=SC2086
+cmake --build "$build" --parallel "$(nproc)" --target $targets -- \
   $([ ${#generator[@]} -gt 0 ] && echo -k 0) >"$out/build.log" 2>&1
 status=$?
 grep -E 'error|Error' "$out/build.log" | head -60
 # Test binaries that failed to build do not stop the executables' checks.
-[ $status = 0 ] || [ -x "$build/cli/csan-train" -a -x "$build/cli/csan-generate" ] || { tail -20 "$out/build.log"; exit 1; }
+[ $status = 0 ] || [ -x "$build/cli/csan-generate" ] || { tail -20 "$out/build.log"; exit 1; }
 
 export LD_LIBRARY_PATH=$prefix/usr/lib/x86_64-linux-gnu:$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 bin=$build/cli
@@ -71,23 +78,24 @@ done
 small_updates=${CSAN_GPU_SMALL_UPDATES:-1500}
 if wants train; then
   step "Transformer (multi30k-small) fp16 on the GPU, $small_updates updates"
-  timeout 150 "$bin/csan-train" "$root/recipes/multi30k-small.yaml" --data "$data" --save-dir "$out/small-fp16" \
+  timeout $((small_updates / 10 + 120)) "$bin/csan-train" "$root/recipes/multi30k-small.yaml" --data "$data" --save-dir "$out/small-fp16" \
     --precision fp16 --max-update $small_updates --log-interval 250 >"$out/small-fp16.log" 2>&1; echo "exit $?"
   tail -3 "$out/small-fp16.log"
 fi
-ckpt=$out/small-fp16/checkpoint_best.pt
+ckpt=${CSAN_GPU_CHECKPOINT:-$out/small-fp16/checkpoint_best.pt}
 
 # Summaries go to --results-path files (written before the process ends).
+subset=${CSAN_GPU_SUBSET:-valid}
 decode() {  # NAME ARGS...
   local name=$1; shift
-  timeout 90 "$bin/csan-generate" --data "$data" --gen-subset valid --path "$ckpt" --beam 5 --batch-size 128 \
+  timeout ${CSAN_GPU_DECODE_TIMEOUT:-90} "$bin/csan-generate" --data "$data" --gen-subset $subset --path "$ckpt" --beam 5 --batch-size ${CSAN_GPU_BATCH:-128} \
     --results-path "$out/generate-$name" "$@" >"$out/generate-$name.log" 2>&1; echo "$name: exit $?"
-  grep -E 'Translated|BLEU' "$out/generate-$name/generate-valid.txt" 2>/dev/null; grep -v '^$' "$out/generate-$name.log" | tail -2
+  grep -E 'Translated|BLEU' "$out/generate-$name/generate-$subset.txt" 2>/dev/null; grep -v '^$' "$out/generate-$name.log" | tail -2
 }
 if wants decode; then
-  step "decode valid, beam 5: fp32, fp16, bf16 on the GPU; int8 and fp32 on the CPU ($(nproc) cores)"
+  step "decode $subset, beam 5: fp32, fp16, bf16 on the GPU; int8 and fp32 on the CPU ($(nproc) cores)"
   for p in fp32 fp16 bf16; do decode gpu-$p --precision $p; done
-  for p in int8 fp32; do decode cpu-$p --cpu --precision $p; done
+  [ "${CSAN_GPU_DECODE_ON:-}" = gpu ] || for p in int8 fp32; do decode cpu-$p --cpu --precision $p; done
 fi
 if wants debug; then
   step "backtraces of crashes at exit"
@@ -121,4 +129,8 @@ wants resume && for run in straight split; do
     >"$out/resume-$run.log" 2>&1; echo "exit $?"
   grep -E 'valid' "$out/resume-$run.log" | tail -1
 done
+if wants export; then
+  step "export the trained model's weights in pieces"
+  "$build/tools/average-checkpoints" --inputs "$ckpt" --output "$out/model.pt" && (cd "$out" && split -b 15M model.pt model.pt.part- && ls -la model.pt*)
+fi
 step "done"
