@@ -2,14 +2,17 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <stdexcept>
 
 #include "toolkit/checkpoint/archive_check.h"
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
+#include "toolkit/core/mapped_file.h"
 
 namespace csan::checkpoint {
 
@@ -25,14 +28,22 @@ const char* const kVersion1Fields[] = {"src_lang", "tgt_lang", "src_dict", "tgt_
 constexpr char kTrailerMagic[8] = {'C', 'S', 'A', 'N', 'S', 'U', 'M', '1'};
 constexpr size_t kTrailerSize = 24;
 
-uint64_t content_hash(const char* data, size_t size) {
+// `read(offset, length)` hears of each 16 MiB the hash has passed (the reader lets those
+// pages go); the value does not depend on it.
+uint64_t content_hash(const char* data, size_t size, const std::function<void(size_t, size_t)>& read = {}) {
+  constexpr size_t kChunk = size_t{16} << 20;  // a multiple of the 8-byte word
   uint64_t h = 0x9E3779B97F4A7C15ULL ^ size;
   size_t i = 0;
-  for (; i + 8 <= size; i += 8) {
-    uint64_t word;
-    std::memcpy(&word, data + i, 8);
-    h = (h ^ word) * 0xFF51AFD7ED558CCDULL;
-    h ^= h >> 32;
+  while (i + 8 <= size) {
+    const size_t chunk_end = std::min(size, i + kChunk);
+    const size_t chunk_start = i;
+    for (; i + 8 <= chunk_end; i += 8) {
+      uint64_t word;
+      std::memcpy(&word, data + i, 8);
+      h = (h ^ word) * 0xFF51AFD7ED558CCDULL;
+      h ^= h >> 32;
+    }
+    if (read) read(chunk_start, i - chunk_start);
   }
   for (; i < size; ++i) h = (h ^ static_cast<unsigned char>(data[i])) * 0xC4CEB9FE1A85EC53ULL;
   return h ^ (h >> 29);
@@ -121,24 +132,36 @@ void CheckpointWriter::write(const std::string& path) {
 
 CheckpointReader::CheckpointReader(const std::string& path) : path_(path) {
   if (!std::filesystem::exists(path)) throw Error(path + ": no such checkpoint");
-  // The file's bytes live only while LibTorch copies the archive out of them: a training
-  // checkpoint is mostly optimizer state, and holding it for the reader's lifetime added
-  // its whole size to csan-generate's peak memory.
-  std::string bytes = read_file(path);
-  if (bytes.size() < kTrailerSize ||
-      std::memcmp(bytes.data() + bytes.size() - kTrailerSize, kTrailerMagic, sizeof kTrailerMagic) != 0)
+  // The file is read where it lies (a map) rather than copied into the heap, and each part
+  // LibTorch has copied out is let go at once: a training checkpoint is mostly optimizer
+  // state, and a whole copy of it beside the loaded archive doubled the peak memory of
+  // every reader (csan-generate, resume, average-checkpoints).
+  const core::MappedFile file(path);
+  const char* const bytes = file.data();
+  const size_t size = file.size();
+  if (size < kTrailerSize || std::memcmp(bytes + size - kTrailerSize, kTrailerMagic, sizeof kTrailerMagic) != 0)
     fail("not a csan checkpoint, or truncated or corrupt (no checksum trailer)");
   uint64_t hash, length;
-  std::memcpy(&hash, bytes.data() + bytes.size() - 16, 8);
-  std::memcpy(&length, bytes.data() + bytes.size() - 8, 8);
-  if (length != bytes.size() - kTrailerSize) fail("truncated or corrupt (length mismatch)");
-  if (hash != content_hash(bytes.data(), length)) fail("corrupt (checksum mismatch)");
-  const std::string problem = archive_problem(bytes.data(), length);
+  std::memcpy(&hash, bytes + size - 16, 8);
+  std::memcpy(&length, bytes + size - 8, 8);
+  if (length != size - kTrailerSize) fail("truncated or corrupt (length mismatch)");
+  const auto let_go = [&file](size_t offset, size_t n) { file.release(offset, n); };
+  if (hash != content_hash(bytes, length, let_go)) fail("corrupt (checksum mismatch)");
+  const std::string problem = archive_problem(bytes, length);
   if (!problem.empty()) fail("corrupt (" + problem + ")");
   try {
     // Onto the CPU whatever device wrote it: the caller copies the weights where its
     // model lives, so a checkpoint from a GPU run loads on a CPU-only machine too.
-    archive_.load_from(bytes.data(), length, torch::Device(torch::kCPU));
+    // LibTorch reads every record while loading (nothing later reads the map).
+    archive_.load_from(
+        [&](uint64_t position, void* buffer, size_t n) -> size_t {
+          if (position >= length) return 0;
+          n = std::min<size_t>(n, length - position);
+          std::memcpy(buffer, bytes + position, n);
+          let_go(position, n);
+          return n;
+        },
+        [length] { return static_cast<size_t>(length); }, torch::Device(torch::kCPU));
   } catch (const std::exception&) {
     fail("cannot be read (truncated or corrupt?)");
   }
@@ -199,19 +222,31 @@ std::string shape_text(torch::IntArrayRef sizes) {
   return out + "]";
 }
 
-// Module::load would adopt the stored tensors (and their dtype). Copying instead lets a
+// Module::load would adopt every stored tensor (and its dtype). Copying instead lets a
 // checkpoint written by a low-precision run (fp16/bf16 weights) load into an fp32 model
 // for generation, and is exact when the dtypes agree (resume). copy_ broadcasts, so the
-// shapes are checked first.
+// shapes are checked first. With `adopt` (inference), an fp32 tensor stored on its own is
+// taken over instead: the model does not hold a second copy of the weights beside the
+// archive, and its own (undrawn) tensors are freed; a target that cannot be written
+// (stride-0 placeholders of a model built for conversion) takes a fresh copy.
 // Errors name the tensor by its full name (`prefix` is its module's, "decoder.layers.0.").
 void copy_into(torch::serialize::InputArchive& archive, const std::string& prefix, const std::string& key,
-               torch::Tensor& target, bool is_buffer) {
+               torch::Tensor& target, bool is_buffer, bool adopt) {
   torch::Tensor stored;
   if (!archive.try_read(key, stored, is_buffer)) throw std::runtime_error("no tensor " + prefix + key);
   if (stored.sizes() != target.sizes())
     throw std::runtime_error("shape mismatch for " + prefix + key + ": " + shape_text(stored.sizes()) + " stored, " +
                              shape_text(target.sizes()) + " in the model");
-  target.copy_(stored);
+  const bool own_storage =
+      stored.is_contiguous() && stored.storage_offset() == 0 && stored.storage().nbytes() == stored.nbytes();
+  if (adopt && own_storage && stored.scalar_type() == torch::kFloat && target.scalar_type() == torch::kFloat &&
+      stored.device() == target.device()) {
+    target.set_data(stored);
+  } else if (!target.is_contiguous()) {
+    target.set_data(stored.to(target.options(), /*non_blocking=*/false, /*copy=*/true).contiguous());
+  } else {
+    target.copy_(stored);
+  }
 }
 
 // A submodule without any parameter or buffer (an attention chain of parameter-free
@@ -221,28 +256,28 @@ bool holds_no_tensors(const torch::nn::Module& module) {
 }
 
 void load_module_converting(torch::nn::Module& module, torch::serialize::InputArchive& archive,
-                            const std::string& prefix) {
+                            const std::string& prefix, bool adopt) {
   for (auto& parameter : module.named_parameters(/*recurse=*/false))
-    copy_into(archive, prefix, parameter.key(), parameter.value(), false);
+    copy_into(archive, prefix, parameter.key(), parameter.value(), false, adopt);
   for (auto& buffer : module.named_buffers(/*recurse=*/false))
-    copy_into(archive, prefix, buffer.key(), buffer.value(), true);
+    copy_into(archive, prefix, buffer.key(), buffer.value(), true, adopt);
   for (const auto& child : module.named_children()) {
     torch::serialize::InputArchive child_archive;
     if (!archive.try_read(child.key(), child_archive)) {
       if (holds_no_tensors(*child.value())) continue;
       throw std::runtime_error("no module " + prefix + child.key());
     }
-    load_module_converting(*child.value(), child_archive, prefix + child.key() + ".");
+    load_module_converting(*child.value(), child_archive, prefix + child.key() + ".", adopt);
   }
 }
 
 }  // namespace
 
-void CheckpointReader::load_model(torch::nn::Module& model) {
+void CheckpointReader::load_model(torch::nn::Module& model, bool adopt) {
   try {
     auto archive = section("model");
     torch::NoGradGuard no_grad;
-    load_module_converting(model, archive, "");
+    load_module_converting(model, archive, "", adopt);
   } catch (const Error&) {
     throw;
   } catch (const std::runtime_error& e) {  // ours, naming the tensor
@@ -263,18 +298,30 @@ void CheckpointReader::load_optimizer(torch::optim::Optimizer& optimizer) {
   }
 }
 
+void CheckpointReader::release_tensors() {
+  archive_ = torch::serialize::InputArchive();
+  released_ = true;
+}
+
+void CheckpointReader::check_not_released() const {
+  if (released_) throw Error("internal: " + path_ + " read after its tensors were released");
+}
+
 bool CheckpointReader::has_section(const std::string& name) {
+  check_not_released();
   torch::serialize::InputArchive nested;
   return archive_.try_read("section." + name, nested);
 }
 
 torch::serialize::InputArchive CheckpointReader::section(const std::string& name) {
+  check_not_released();
   torch::serialize::InputArchive nested;
   if (!archive_.try_read("section." + name, nested)) fail("has no '" + name + "' section");
   return nested;
 }
 
 void CheckpointReader::restore_rng_state(const torch::Device& device) {
+  check_not_released();
   torch::Tensor state;
   if (!archive_.try_read("rng.cpu", state)) fail("has no RNG state");
   auto gen = at::detail::getDefaultCPUGenerator();

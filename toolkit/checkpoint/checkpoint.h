@@ -83,8 +83,12 @@ class CheckpointReader {
   const TrainingProgress& progress() const { return progress_; }
   int64_t format_version() const { return format_version_; }
   // Copies the saved weights into `model` (names and shapes must match; a submodule
-  // without parameters or buffers may be missing from the file).
-  void load_model(torch::nn::Module& model);
+  // without parameters or buffers may be missing from the file). With `adopt` (a model
+  // for inference), fp32 weights are taken over from the archive rather than copied.
+  void load_model(torch::nn::Module& model, bool adopt = false);
+  // Frees the loaded archive (the weights a model did not adopt, the optimizer state);
+  // meta() and progress() stay. Any later read of a section is an error.
+  void release_tensors();
   void load_optimizer(torch::optim::Optimizer& optimizer);
   bool has_section(const std::string& name);
   torch::serialize::InputArchive section(const std::string& name);
@@ -94,11 +98,13 @@ class CheckpointReader {
 
  private:
   [[noreturn]] void fail(const std::string& what) const;
+  void check_not_released() const;
   std::string path_;
   torch::serialize::InputArchive archive_;
   CheckpointMeta meta_;
   TrainingProgress progress_;
   int64_t format_version_ = 0;
+  bool released_ = false;
 };
 
 }  // namespace csan::checkpoint

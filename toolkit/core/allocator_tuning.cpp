@@ -23,4 +23,12 @@ bool keep_large_allocations_mapped() {
 #endif
 }
 
+bool release_free_heap_pages() {
+#if defined(__GLIBC__)
+  return malloc_trim(0) == 1;
+#else
+  return false;
+#endif
+}
+
 }  // namespace csan::core

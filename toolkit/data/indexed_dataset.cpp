@@ -1,57 +1,14 @@
 #include "toolkit/data/indexed_dataset.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstring>
 
 #include "toolkit/core/error.h"
+#include "toolkit/core/mapped_file.h"
 #include "toolkit/data/indexed_dataset_format.h"
 
 namespace csan::data {
 
 namespace {
-
-// A read-only memory map of a whole file (empty files map to nothing).
-class MappedFile {
- public:
-  explicit MappedFile(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY);
-    if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
-    struct stat st;
-    if (::fstat(fd, &st) != 0) {
-      int err = errno;
-      ::close(fd);
-      throw Error(path + ": cannot stat: " + std::strerror(err));
-    }
-    size_ = static_cast<size_t>(st.st_size);
-    if (size_ > 0) {
-      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
-      if (p == MAP_FAILED) {
-        int err = errno;
-        ::close(fd);
-        throw Error(path + ": cannot map: " + std::strerror(err));
-      }
-      data_ = static_cast<const char*>(p);
-    }
-    ::close(fd);
-  }
-  ~MappedFile() {
-    if (data_) ::munmap(const_cast<char*>(data_), size_);
-  }
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-
-  const char* data() const { return data_; }
-  size_t size() const { return size_; }
-
- private:
-  const char* data_ = nullptr;
-  size_t size_ = 0;
-};
 
 template <typename T>
 T read_at(const char* base, size_t offset) {
@@ -96,12 +53,10 @@ struct MMapIndexedDataset::Impl {
     }
   }
 
-  int64_t pointer_of(size_t i) const {
-    return read_at<int64_t>(index.data(), pointers_offset + i * 8);
-  }
+  int64_t pointer_of(size_t i) const { return read_at<int64_t>(index.data(), pointers_offset + i * 8); }
 
-  MappedFile index;
-  MappedFile data;
+  core::MappedFile index;
+  core::MappedFile data;
   uint8_t dtype = 0;
   size_t item_size = 0;
   size_t pointers_offset = 0;
@@ -124,14 +79,30 @@ std::vector<int64_t> MMapIndexedDataset::get(size_t i) const {
   std::vector<int64_t> ids;
   ids.reserve(static_cast<size_t>(count));
   switch (static_cast<DType>(impl_->dtype)) {
-    case DType::kUInt8: widen<uint8_t>(src, count, ids); break;
-    case DType::kInt8: widen<int8_t>(src, count, ids); break;
-    case DType::kInt16: widen<int16_t>(src, count, ids); break;
-    case DType::kUInt16: widen<uint16_t>(src, count, ids); break;
-    case DType::kInt32: widen<int32_t>(src, count, ids); break;
-    case DType::kUInt32: widen<uint32_t>(src, count, ids); break;
-    case DType::kInt64: widen<int64_t>(src, count, ids); break;
-    case DType::kUInt64: widen<uint64_t>(src, count, ids); break;
+    case DType::kUInt8:
+      widen<uint8_t>(src, count, ids);
+      break;
+    case DType::kInt8:
+      widen<int8_t>(src, count, ids);
+      break;
+    case DType::kInt16:
+      widen<int16_t>(src, count, ids);
+      break;
+    case DType::kUInt16:
+      widen<uint16_t>(src, count, ids);
+      break;
+    case DType::kInt32:
+      widen<int32_t>(src, count, ids);
+      break;
+    case DType::kUInt32:
+      widen<uint32_t>(src, count, ids);
+      break;
+    case DType::kInt64:
+      widen<int64_t>(src, count, ids);
+      break;
+    case DType::kUInt64:
+      widen<uint64_t>(src, count, ids);
+      break;
   }
   return ids;
 }

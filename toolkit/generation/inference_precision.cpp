@@ -63,7 +63,7 @@ std::string missing_cpu_flag_warning(const std::string& precision) {
 }
 
 ConversionReport convert_for_inference(models::EncoderDecoderModel& model, const InferencePrecision& precision,
-                                       int64_t vocab_token) {
+                                       int64_t vocab_token, bool values_follow) {
   validate(precision);
   ConversionReport report;
   if (precision.name == "fp32") return report;
@@ -110,7 +110,7 @@ ConversionReport convert_for_inference(models::EncoderDecoderModel& model, const
       report.skipped.push_back(name);
       continue;
     }
-    nn::convert_weight(weight, mode);
+    nn::convert_weight(weight, mode, values_follow);
     report.converted.push_back(name);
   }
   return report;

@@ -41,8 +41,10 @@ struct ConversionReport {
 // Converts `model`'s projections in place (fp32: nothing). A --quantize-skip name must
 // name a projection (a parameter name or a prefix ending at a '.'), or csan::Error says
 // which exist. `vocab_token` is a valid token id for the recording pass (e.g. </s>).
+// `values_follow`: the weights' values come next from an inference checkpoint, so the
+// projections only change type (nn::convert_weight).
 ConversionReport convert_for_inference(models::EncoderDecoderModel& model, const InferencePrecision& precision,
-                                       int64_t vocab_token);
+                                       int64_t vocab_token, bool values_follow = false);
 
 // Converts every model of an ensemble and writes one log line (precision, layers, engine,
 // and the CPU warning when there is one).

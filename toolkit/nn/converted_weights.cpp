@@ -1,6 +1,7 @@
 #include "toolkit/nn/converted_weights.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/quantized/Quantizer.h>
 #include <torch/version.h>
 
 #include <algorithm>
@@ -80,8 +81,12 @@ c10::IValue pack_rows(Converted& c, const torch::Tensor& values, int64_t first, 
   auto it = c.packed.find(key);
   if (it != c.packed.end()) return it->second;
   const torch::Tensor scales = c.scales.narrow(0, first, rows).to(torch::kDouble);
-  const torch::Tensor quantized = at::_make_per_channel_quantized_tensor(
-      values.contiguous(), scales, torch::zeros({rows}, torch::kLong), /*axis=*/0);
+  // The quantized tensor views the int8 values in place (the engines keep it beside their
+  // packed form): a copy held every int8 weight a third time.
+  const torch::Tensor rows_values = values.contiguous();
+  const torch::Tensor quantized = at::from_blob_quantized_per_channel_affine(
+      rows_values.data_ptr(), rows_values.sizes(), [keep = rows_values](void*) {}, scales,
+      torch::zeros({rows}, torch::kLong), /*axis=*/0, torch::dtype(torch::kQInt8));
   c10::optional<torch::Tensor> packed_bias;
   if (bias.defined()) {
     packed_bias = bias.to(torch::kFloat).contiguous();
@@ -98,10 +103,21 @@ thread_local LinearWeightRecorder* recorder = nullptr;
 
 }  // namespace
 
-void convert_weight(torch::Tensor& weight, WeightPrecision precision) {
+void convert_weight(torch::Tensor& weight, WeightPrecision precision, bool values_follow) {
   torch::NoGradGuard no_grad;
   TORCH_CHECK(weight.dim() == 2 && weight.scalar_type() == torch::kFloat, "convert_weight: a float matrix");
   weight.set_requires_grad(false);
+  if (values_follow) {
+    // Untouched memory: the fp32 model is never drawn, and its converted form costs
+    // memory only as the checkpoint's values arrive.
+    const auto type = precision == WeightPrecision::Bf16   ? torch::kBFloat16
+                      : precision == WeightPrecision::Fp16 ? torch::kHalf
+                                                           : torch::kChar;
+    weight.set_data(torch::empty(weight.sizes(), weight.options().dtype(type)));
+    register_weight(weight, precision,
+                    precision == WeightPrecision::Int8 ? torch::ones({weight.size(0)}) : torch::Tensor());
+    return;
+  }
   if (precision == WeightPrecision::Bf16 || precision == WeightPrecision::Fp16) {
     weight.set_data(weight.to(precision == WeightPrecision::Bf16 ? torch::kBFloat16 : torch::kHalf));
     register_weight(weight, precision, {});

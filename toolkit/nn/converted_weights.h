@@ -26,7 +26,9 @@ namespace csan::nn {
 enum class WeightPrecision { Bf16, Fp16, Int8 };
 
 // Converts the float parameter `weight` [N, K] in place (int8: also computes its scales).
-void convert_weight(torch::Tensor& weight, WeightPrecision precision);
+// With `values_follow` (an inference checkpoint is about to overwrite it) only the type
+// changes: the new values are left unset and the fp32 ones are never read.
+void convert_weight(torch::Tensor& weight, WeightPrecision precision, bool values_follow = false);
 // An int8 weight as stored by convert-checkpoint: `weight` (already int8, from
 // convert_weight) takes `values` [N, K] int8 and `scales` [N] float.
 void set_int8_weight(torch::Tensor& weight, const torch::Tensor& values, const torch::Tensor& scales);

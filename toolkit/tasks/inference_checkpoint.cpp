@@ -74,9 +74,9 @@ void write_inference_checkpoint(const std::string& input, const std::string& out
 void prepare_for_inference_checkpoint(models::Model& model, checkpoint::CheckpointReader& reader) {
   const auto precision = stored_precision(reader.meta());
   if (precision.name.empty()) return;
-  torch::NoGradGuard no_grad;
-  for (auto& p : model.parameters()) p.zero_();  // uninitialized memory is not worth quantizing
-  generation::convert_for_inference(encoder_decoder(model, reader.path()), precision, kRecordingToken);
+  // The recording pass reads the undrawn fp32 weights (any values do), none is quantized.
+  generation::convert_for_inference(encoder_decoder(model, reader.path()), precision, kRecordingToken,
+                                    /*values_follow=*/true);
 }
 
 void restore_inference_checkpoint(models::Model& model, checkpoint::CheckpointReader& reader) {

@@ -29,8 +29,11 @@ LoadedModel load_model(checkpoint::CheckpointReader& reader, const torch::Device
   model->to(device);
   // An inference-only checkpoint (convert-checkpoint) stores converted projections.
   prepare_for_inference_checkpoint(*model, reader);
-  reader.load_model(*model);
+  reader.load_model(*model, /*adopt=*/true);
   restore_inference_checkpoint(*model, reader);
+  // What the model did not adopt (a training checkpoint's optimizer state) is not kept
+  // for the whole of decoding.
+  reader.release_tensors();
   model->eval();
   return LoadedModel{model, std::move(cfg), std::move(context), meta, reader.path()};
 }

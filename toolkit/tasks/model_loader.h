@@ -22,8 +22,10 @@ struct LoadedModel {
   std::string path;
 };
 
-// The model is built on `device` before its weights are copied in (and, for an
-// inference-only checkpoint, converted there).
+// The model is built on `device` before its weights are loaded (and, for an
+// inference-only checkpoint, converted there); fp32 weights are adopted from the archive
+// rather than copied, and the reader's tensors are released afterwards (its meta() and
+// progress() stay).
 // Throws csan::Error naming the file if it is not a readable csan checkpoint, was
 // written by a task this build does not have, or its weights do not fit its recipe.
 LoadedModel load_model(checkpoint::CheckpointReader& reader, const torch::Device& device = torch::kCPU);

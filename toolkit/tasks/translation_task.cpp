@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <regex>
 
+#include "toolkit/core/allocator_tuning.h"
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
 #include "toolkit/core/option_table.h"
@@ -256,6 +257,9 @@ void generate(const generation::GenerateOptions& options, checkpoint::Checkpoint
   if (!device.is_cpu()) log << "decoding on " << nn::describe_device(device) << "\n";
   const auto ensemble = load_translation_ensemble(options.paths, &first, device);
   generation::convert_ensemble(ensemble.models, options.precision, ensemble.tgt_dict.eos(), log);
+  // Loading and conversion left freed blocks (the archive's copies, the fp32 forms of
+  // converted weights) that decoding's buffers do not fit; csan-generate never trims.
+  core::release_free_heap_pages();
   generation::translate(options, ensemble, out, log);
 }
 

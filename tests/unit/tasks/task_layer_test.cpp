@@ -71,9 +71,12 @@ TEST_F(TaskLayer, ATaggingTaskTrainsEndToEndWithEarlyStoppingOnAccuracy) {
 
   // The best checkpoint loads through the one loader as a tagging model, and
   // csan-generate's dispatch reaches the task's own generation.
-  auto loaded = tasks::load_model(save_dir + "/checkpoint_best.pt");
+  checkpoint::CheckpointReader reader(save_dir + "/checkpoint_best.pt");
+  auto loaded = tasks::load_model(reader);
   EXPECT_EQ(loaded.meta.task, "toy_tagging");
   EXPECT_EQ(loaded.model->family(), models::kTagging);
+  // The loader keeps no archive (the optimizer state) behind the model it returns.
+  EXPECT_NE(error_of([&] { reader.section("optimizer"); }).find("released"), std::string::npos);
   generation::GenerateOptions options;
   options.paths = {save_dir + "/checkpoint_best.pt"};
   options.input = "4 5 6 7\n9 10\n";  // the toy generation reads ids from the option text

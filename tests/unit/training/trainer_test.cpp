@@ -22,10 +22,10 @@ namespace {
 
 using namespace csan::checkpoint;
 
+using csan::testing::message_of;
 using testing::kEos;
 using testing::kPad;
 using testing::kVocab;
-using csan::testing::message_of;
 
 core::Config training_config() {
   auto cfg = testing::toy_training_config();
@@ -283,6 +283,46 @@ TEST(Checkpoint, TruncatedOrCorruptFilesGiveAClearError) {
 
   EXPECT_NE(message_of([&] { CheckpointReader r(temp_path("missing.pt")); }).find("no such checkpoint"),
             std::string::npos);
+}
+
+// A checkpoint larger than the reader's 16 MiB hashing chunks: its checksum holds, a
+// byte flipped past the first chunk is caught; inference loading (adopt) takes the fp32
+// weights over, and releasing the archive keeps meta and progress but refuses sections.
+TEST(Checkpoint, LargeFilesVerifyAcrossHashChunksAndAdoptedWeightsOutliveTheReleasedArchive) {
+  torch::manual_seed(11);
+  testing::ToyModel big(kVocab, 1500, 0.0);  // hidden: 2 x 1500 x 1500 floats, 18 MB
+  const auto path = temp_path("big.pt");
+  CheckpointWriter writer;
+  writer.set_meta(sample_meta());
+  TrainingProgress progress;
+  progress.epoch = 3;
+  writer.set_progress(progress);
+  writer.set_model(big);
+  writer.write(path);
+  ASSERT_GT(std::filesystem::file_size(path), size_t{17} << 20);
+
+  CheckpointReader reader(path);
+  testing::ToyModel loaded(kVocab, 1500, 0.0);
+  reader.load_model(loaded, /*adopt=*/true);
+  reader.release_tensors();
+  const auto stored = big.parameters(), adopted = loaded.parameters();
+  ASSERT_EQ(stored.size(), adopted.size());
+  for (size_t i = 0; i < stored.size(); ++i) EXPECT_TRUE(torch::equal(adopted[i], stored[i])) << i;
+  EXPECT_EQ(reader.meta().get("src_lang"), "de");
+  EXPECT_EQ(reader.progress().epoch, 3);
+  const auto refused = message_of([&] { reader.section("model"); });
+  EXPECT_NE(refused.find("released"), std::string::npos) << refused;
+
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  bytes[(size_t{16} << 20) + 12345] ^= 0x01;
+  const auto flipped = temp_path("big-flipped.pt");
+  std::ofstream(flipped, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  const auto message = message_of([&] { CheckpointReader r(flipped); });
+  EXPECT_EQ(message, flipped + ": corrupt (checksum mismatch)");
 }
 
 // A crafted file behind a valid checksum: a string in the archive's pickle claims 3 GB.

@@ -1,0 +1,31 @@
+// A read-only memory map of a whole file. Reading a large file through a map instead of
+// into a string keeps its bytes out of the heap: the pages belong to the page cache and
+// leave this process's resident set when released (or unmapped).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace csan::core {
+
+class MappedFile {
+ public:
+  // Throws csan::Error naming the file when it is missing, a directory or cannot be
+  // mapped. An empty file maps to nothing (data() is null, size() 0).
+  explicit MappedFile(const std::string& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const char* data() const { return data_; }
+  size_t size() const { return size_; }
+  // Drops (at least) the whole pages inside [offset, offset + length) from the resident
+  // set; a later read maps them again from the page cache. The bytes do not change.
+  void release(size_t offset, size_t length) const;
+
+ private:
+  const char* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+}  // namespace csan::core
