@@ -27,6 +27,7 @@ packages=(
   libyaml-cpp-dev
   libboost-program-options-dev
   libgtest-dev
+  libtcmalloc-minimal4  # csan-train / csan-generate allocate with it (README, "Memory")
   nlohmann-json3-dev   # tests read the JSON test vectors
 )
 if ((fuzz)); then

@@ -2,6 +2,8 @@
 
 // <cstddef> first: __GLIBC__ comes from the C library's own headers, so testing it before
 // any of them is included silently compiled this whole function to "return false".
+#include <dlfcn.h>
+
 #include <cstddef>
 
 #if defined(__GLIBC__)
@@ -24,6 +26,14 @@ bool keep_large_allocations_mapped() {
 }
 
 bool release_free_heap_pages() {
+  // The executables may allocate with tcmalloc (third_party/cmake/CsanAllocator.cmake),
+  // which keeps freed spans until told; looked up at run time, so nothing links it here.
+  using Release = void (*)();
+  if (const auto tcmalloc_release =
+          reinterpret_cast<Release>(::dlsym(RTLD_DEFAULT, "MallocExtension_ReleaseFreeMemory"))) {
+    tcmalloc_release();
+    return true;
+  }
 #if defined(__GLIBC__)
   return malloc_trim(0) == 1;
 #else

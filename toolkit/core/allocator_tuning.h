@@ -13,8 +13,8 @@ namespace csan::core {
 // Returns false if the C library refused the settings (non-glibc builds: no effect).
 bool keep_large_allocations_mapped();
 
-// Gives the heap's free pages back to the kernel now (glibc's malloc_trim), also those
-// between blocks in use: for the end of a phase whose buffers are not reused (a model's
+// Gives the heap's free pages back to the kernel now (tcmalloc's ReleaseFreeMemory when
+// the program allocates with it, else glibc's malloc_trim), also those between blocks in use: for the end of a phase whose buffers are not reused (a model's
 // loading and conversion before decoding). Returns whether any memory was released.
 bool release_free_heap_pages();
 
