@@ -36,6 +36,9 @@ void EnsembleDecoder::start(const torch::Tensor& src_tokens, const torch::Tensor
 }
 
 StepScores EnsembleDecoder::step_scores(const torch::Tensor& prefix) {
+  const torch::Tensor columns = output_vocabulary_.defined() && shortlist_scores_ == ShortlistScores::compact
+                                    ? output_vocabulary_
+                                    : torch::Tensor();
   torch::Tensor sum;
   for (size_t i = 0; i < models_.size(); ++i) {
     torch::Tensor logits;
@@ -44,29 +47,38 @@ StepScores EnsembleDecoder::step_scores(const torch::Tensor& prefix) {
       logits = models_[i]->decode(prefix, encoder_outs_[i], &states_[i]);
     }
     logits = logits.select(1, logits.size(1) - 1).to(torch::kFloat);
-    if (output_vocabulary_.defined()) logits = expand_to_vocabulary(logits);
+    if (output_vocabulary_.defined()) {
+      if (logits.size(1) != output_vocabulary_.size(0))
+        throw Error("--shortlist: this model's decoder scores the whole vocabulary (it does not support a shortlist)");
+      if (shortlist_scores_ == ShortlistScores::whole_vocabulary) logits = expand_to_vocabulary(logits);
+    }
     if (temperature_ != 1.0) logits = logits / temperature_;
     if (models_.size() == 1) {
       logits = logits.contiguous();
-      return {logits, row_logsumexp(logits)};
+      return {logits, row_logsumexp(logits), columns};
     }
+    // Over a shortlist's columns log_softmax is the whole vocabulary's with -inf elsewhere.
     torch::Tensor lprobs = torch::log_softmax(logits, -1);
     sum = sum.defined() ? torch::logaddexp(sum, lprobs) : lprobs;
   }
   sum = sum - std::log(static_cast<double>(models_.size()));
-  return {sum, torch::zeros({sum.size(0)}, sum.options())};
+  return {sum, torch::zeros({sum.size(0)}, sum.options()), columns};
+}
+
+torch::Tensor EnsembleDecoder::step(const torch::Tensor& prefix) {
+  const StepScores s = step_scores(prefix);
+  return s.ids.defined() ? expand_to_vocabulary(s.lprobs()) : s.lprobs();
 }
 
 torch::Device EnsembleDecoder::device() const { return nn::device_of(*models_.front()); }
 
-void EnsembleDecoder::set_output_vocabulary(const torch::Tensor& ids, int64_t vocab_size) {
+void EnsembleDecoder::set_output_vocabulary(const torch::Tensor& ids, int64_t vocab_size, ShortlistScores scores) {
   output_vocabulary_ = ids.defined() ? ids.to(device()) : ids;
   vocab_size_ = vocab_size;
+  shortlist_scores_ = scores;
 }
 
 torch::Tensor EnsembleDecoder::expand_to_vocabulary(const torch::Tensor& logits) const {
-  if (logits.size(1) != output_vocabulary_.size(0))
-    throw Error("--shortlist: this model's decoder scores the whole vocabulary (it does not support a shortlist)");
   torch::Tensor full =
       torch::full({logits.size(0), vocab_size_}, -std::numeric_limits<float>::infinity(), logits.options());
   return full.index_copy_(1, output_vocabulary_, logits);

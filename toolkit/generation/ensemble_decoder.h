@@ -18,12 +18,21 @@ namespace csan::generation {
 // (per row). A single model returns its logits and their log-sum-exp, so the search
 // never materializes a vocabulary-wide log-softmax; an ensemble returns its averaged
 // log-probabilities with a zero normalizer.
+// Under a lexical shortlist the scores hold only its columns: [R, S], column c being
+// target id ids[c] (every other id is impossible), so the search's vocabulary-wide work
+// shrinks with the output layer.
 struct StepScores {
-  torch::Tensor scores;      // [R, V] float
+  torch::Tensor scores;      // [R, V] float, or [R, S] under a shortlist
   torch::Tensor normalizer;  // [R] float
+  torch::Tensor ids;         // [S] int64, sorted: the id of each column; undefined: column = id
 
   torch::Tensor lprobs() const { return scores - normalizer.unsqueeze(1); }
 };
+
+// How a shortlisted step hands its scores over: its own columns only (what the search
+// uses), or spread over the whole vocabulary with -inf elsewhere (the reference the
+// compact search is tested against).
+enum class ShortlistScores { compact, whole_vocabulary };
 
 class EnsembleDecoder {
  public:
@@ -38,7 +47,7 @@ class EnsembleDecoder {
              int64_t max_positions = 16);
   // prefix [R, t+1] (starting with </s>): log-probabilities [R, V] of token t+1. Only the
   // newest token runs through the decoders; earlier ones are read from the caches.
-  torch::Tensor step(const torch::Tensor& prefix) { return step_scores(prefix).lprobs(); }
+  torch::Tensor step(const torch::Tensor& prefix);
   // The same step, normalization left to the caller (see StepScores).
   StepScores step_scores(const torch::Tensor& prefix);
   // Keeps rows new_order [R'] of the self-attention caches; when sentences left the
@@ -52,9 +61,11 @@ class EnsembleDecoder {
   torch::Device device() const;
 
   // A lexical shortlist for the following searches: the decoders score only target ids
-  // `ids` [S] (sorted int64) and the others get -inf in the [R, vocab_size] scores, so
-  // the search and its results stay in full-vocabulary ids. Undefined ids: all.
-  void set_output_vocabulary(const torch::Tensor& ids, int64_t vocab_size);
+  // `ids` [S] (sorted int64); step_scores() returns those columns (see StepScores) or,
+  // with whole_vocabulary, [R, vocab_size] with -inf at the other ids. step() always
+  // answers over the whole vocabulary. Undefined ids: all.
+  void set_output_vocabulary(const torch::Tensor& ids, int64_t vocab_size,
+                             ShortlistScores scores = ShortlistScores::compact);
 
  private:
   std::vector<std::shared_ptr<models::EncoderDecoderModel>> models_;
@@ -63,6 +74,7 @@ class EnsembleDecoder {
   double temperature_;
   torch::Tensor output_vocabulary_;
   int64_t vocab_size_ = 0;
+  ShortlistScores shortlist_scores_ = ShortlistScores::compact;
   std::vector<nn::OutputVocabulary> shortlists_;  // per model: the ids and its rows of them
 
   // logits [R, S] over output_vocabulary_ -> [R, vocab_size_] with -inf elsewhere.

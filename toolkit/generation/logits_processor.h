@@ -3,11 +3,11 @@
 // constraint never touches the search loop.
 #pragma once
 
+#include <torch/torch.h>
+
 #include <cstdint>
 #include <memory>
 #include <vector>
-
-#include <torch/torch.h>
 
 #include "toolkit/generation/search_options.h"
 
@@ -17,6 +17,24 @@ struct SpecialTokens {
   int64_t bos = 0, pad = 1, eos = 2, unk = 3;
 };
 
+// Where target ids sit among a step's score columns: each id in its own column, or
+// (under a lexical shortlist) only the shortlist's sorted ids, the others having no
+// column: they are impossible already, so forbidding them is nothing to do.
+class ScoreColumns {
+ public:
+  ScoreColumns() = default;  // column = id
+  // `ids` [S] sorted int64 (undefined: column = id) of a vocabulary of `vocab_size`.
+  ScoreColumns(const torch::Tensor& ids, int64_t vocab_size);
+  // The column of `id`, or -1.
+  int64_t of(int64_t id) const { return by_id_.empty() ? id : by_id_[id]; }
+  // The columns of `ids` (any shape, on any device), -1 where none.
+  torch::Tensor of(const torch::Tensor& ids) const;
+
+ private:
+  std::vector<int64_t> by_id_;  // empty: identity
+  torch::Tensor by_id_tensor_;
+};
+
 // What a processor may look at for the step choosing token `step` (0 = the first
 // token after the leading </s>).
 struct StepContext {
@@ -24,12 +42,14 @@ struct StepContext {
   torch::Tensor prefix;                 // [R, step + 1] tokens so far, starting with </s>
   const std::vector<int64_t>* max_len;  // per row: </s> is forced at step >= max_len[r]
   torch::Tensor forced;                 // [R, P] tokens to force (prefix forcing), pad = none
+  const ScoreColumns* columns;          // where each id's score is (ids in prefix/forced are ids)
 };
 
 class LogitsProcessor {
  public:
   virtual ~LogitsProcessor() = default;
-  // lprobs [R, V]: the step's scores, log-probabilities up to a per-row constant (the
+  // lprobs [R, V] (or a shortlist's [R, S], see context.columns): the step's scores,
+  // log-probabilities up to a per-row constant (the
   // search subtracts the normalizer afterwards, see StepScores). A processor may only
   // set entries to -inf, keep or subtract constants from them: such edits give the same
   // result before or after normalization, as fairseq applies them (after log_softmax).

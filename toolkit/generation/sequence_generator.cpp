@@ -74,11 +74,14 @@ std::vector<std::vector<Hypothesis>> SequenceGenerator::generate(const torch::Te
     StepScores step_scores = decoder_.step_scores(prefix);
     const int64_t vocab = step_scores.scores.size(1);
     // The processors only forbid or penalize tokens, which commutes with normalizing.
-    StepContext context{step, prefix, &row_max_len, forced};
+    StepContext context{step, prefix, &row_max_len, forced, &columns_};
     for (const auto& processor : processors_) processor->apply(step_scores.scores, context);
 
     Candidates cand =
         search_->step(step, step_scores.scores.view({n, k, vocab}), step_scores.normalizer.view({n, k}), cumulative);
+    // A shortlist's columns back to target ids (a -inf candidate's column may be anything).
+    if (step_scores.ids.defined())
+      cand.tokens = step_scores.ids.index_select(0, cand.tokens.reshape({-1}).clamp(0, vocab - 1)).view_as(cand.tokens);
     const int64_t width = cand.tokens.size(1);
     torch::Tensor rows = cand.beams + torch::arange(n, long_opts).mul_(k).unsqueeze(1);
     // One small transfer per step: the candidates' scores, tokens, rows and log-probabilities.

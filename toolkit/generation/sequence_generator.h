@@ -4,10 +4,10 @@
 // steps cost only what is still being searched.
 #pragma once
 
+#include <torch/torch.h>
+
 #include <memory>
 #include <vector>
-
-#include <torch/torch.h>
 
 #include "toolkit/generation/ensemble_decoder.h"
 #include "toolkit/generation/hypothesis.h"
@@ -32,9 +32,13 @@ class SequenceGenerator {
   // batch with a seed derived from the batch's position, sampled outputs do not depend
   // on which thread translates which batch.
   void reseed(uint64_t seed) { search_->reseed(seed); }
-  // See EnsembleDecoder::set_output_vocabulary (a lexical shortlist's ids for the next batches).
-  void set_output_vocabulary(const torch::Tensor& ids, int64_t vocab_size) {
-    decoder_.set_output_vocabulary(ids, vocab_size);
+  // See EnsembleDecoder::set_output_vocabulary (a lexical shortlist's ids for the next
+  // batches). The search then runs over the shortlist's columns only; its results are
+  // the same as over the whole vocabulary with the other ids impossible (whole_vocabulary).
+  void set_output_vocabulary(const torch::Tensor& ids, int64_t vocab_size,
+                             ShortlistScores scores = ShortlistScores::compact) {
+    decoder_.set_output_vocabulary(ids, vocab_size, scores);
+    columns_ = scores == ShortlistScores::compact ? ScoreColumns(ids, vocab_size) : ScoreColumns();
   }
 
   // The length limit of a sentence with `src_length` tokens (</s> included): at most
@@ -48,6 +52,7 @@ class SequenceGenerator {
   SpecialTokens special_;
   std::vector<std::unique_ptr<LogitsProcessor>> processors_;
   std::unique_ptr<SearchStrategy> search_;
+  ScoreColumns columns_;  // where each id's score is (a shortlist's columns)
   int64_t max_target_positions_;
 };
 

@@ -21,6 +21,7 @@
 #endif
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <thread>
 
@@ -186,6 +187,12 @@ C10dGradientSync::C10dGradientSync(const DistributedSetup& setup, torch::Device 
   if (setup.world_size < 1 || setup.rank < 0 || setup.rank >= setup.world_size)
     throw Error("invalid distributed setup: rank " + std::to_string(setup.rank) + " of " +
                 std::to_string(setup.world_size));
+  // Gloo writes to its peers with writev, so a write to a peer that has just died raised
+  // SIGPIPE and killed this rank silently (status 141) before the failed collective could
+  // name the dead one. Ignored, the write fails with EPIPE and the error names the peer;
+  // Python, PyTorch's usual host, ignores SIGPIPE from start-up. A closed standard output
+  // is still caught by its failed writes (core/checked_output).
+  std::signal(SIGPIPE, SIG_IGN);
   impl_->connect();
 }
 

@@ -4,18 +4,18 @@
 #include "toolkit/generation/shortlist.h"
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
-#include <limits>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "tests/support/error_message.h"
 #include "tiny_model.h"
 #include "toolkit/generation/ensemble_decoder.h"
 #include "toolkit/generation/inference_precision.h"
+#include "toolkit/generation/sequence_generator.h"
 
 namespace fs = std::filesystem;
 
@@ -112,7 +112,8 @@ TEST(Shortlist, FileRoundTripsAndBadFilesAreOneLineErrorsNamingFileAndLine) {
 }
 
 // The shortlisted decoder projects onto the kept rows only; its scores there must be the
-// full decoder's, and every other id must be impossible.
+// full decoder's, handed to the search as those columns only, and every other id must be
+// impossible in the whole-vocabulary log-probabilities of step().
 TEST(Shortlist, ShortlistedScoresEqualTheFullScoresAtTheKeptIdsInEachPrecision) {
   torch::NoGradGuard no_grad;
   const auto batch = random_sources(4, 9);
@@ -120,22 +121,81 @@ TEST(Shortlist, ShortlistedScoresEqualTheFullScoresAtTheKeptIdsInEachPrecision) 
   for (const std::string precision : {"fp32", "bf16", "int8"}) {
     auto model = tiny_model(21);
     convert_for_inference(*model, InferencePrecision{precision, {}}, kEos);
-    EnsembleDecoder full({model}), shortlisted({model});
+    EnsembleDecoder full({model}), shortlisted({model}), stepped({model});
     shortlisted.set_output_vocabulary(kept, kVocab);
+    stepped.set_output_vocabulary(kept, kVocab);
     full.start(batch.tokens, batch.lengths, 1);
     shortlisted.start(batch.tokens, batch.lengths, 1);
+    stepped.start(batch.tokens, batch.lengths, 1);
     auto prefix = torch::full({4, 1}, kEos, torch::kLong);
     for (int64_t t = 0; t < 5; ++t) {
-      const auto a = full.step_scores(prefix).scores, b = shortlisted.step_scores(prefix).scores;
+      // The search's scores: the kept columns only, labelled with their ids.
+      const auto a = full.step_scores(prefix).scores;
+      const auto compact = shortlisted.step_scores(prefix);
+      ASSERT_TRUE(compact.ids.defined());
+      EXPECT_TRUE(torch::equal(compact.ids, kept));
+      ASSERT_EQ(compact.scores.sizes(), (std::vector<int64_t>{4, kept.size(0)}));
+      EXPECT_TRUE(torch::allclose(compact.scores, a.index_select(1, kept), 1e-5, 1e-4)) << precision << " step " << t;
+      // step(): log-probabilities over the whole vocabulary, -inf at the other ids.
+      const auto b = stepped.step(prefix);
       ASSERT_EQ(b.sizes(), a.sizes());
-      EXPECT_TRUE(torch::allclose(b.index_select(1, kept), a.index_select(1, kept), 1e-5, 1e-4))
+      EXPECT_TRUE(torch::allclose(b.index_select(1, kept), torch::log_softmax(a.index_select(1, kept), 1), 1e-5, 1e-4))
           << precision << " step " << t;
       auto others = torch::ones({kVocab}, torch::kBool);
       others.index_fill_(0, kept, false);
       EXPECT_TRUE(
           b.index({torch::indexing::Slice(), others}).eq(-std::numeric_limits<float>::infinity()).all().item<bool>());
-      const auto next = kept.index_select(0, b.index_select(1, kept).argmax(1));
+      const auto next = kept.index_select(0, compact.scores.argmax(1));
       prefix = torch::cat({prefix, next.unsqueeze(1)}, 1);
+    }
+  }
+}
+
+// The search over a shortlist's columns (compact) finds what the search over the whole
+// vocabulary with the other ids at -inf finds: the same tokens, scores to rounding, with every rule that names ids (min
+// length, <unk> penalty, no-repeat n-grams, forced prefixes, the length limit) and for sampling with a seed.
+TEST(Shortlist, SearchOverTheShortlistsColumnsEqualsTheSearchOverTheWholeVocabulary) {
+  torch::NoGradGuard no_grad;
+  const auto batch = random_sources(5, 31);
+  const auto kept = torch::tensor(std::vector<int64_t>{0, 1, 2, 3, 4, 6, 7, 9, 11, 12, 15, 18, 23});
+  auto model = tiny_model(8);
+  SearchOptions beam;
+  beam.beam = 4;
+  beam.nbest = 4;
+  beam.min_len = 3;
+  beam.unkpen = 0.5;
+  beam.no_repeat_ngram_size = 2;
+  beam.max_len_b = 7;
+  beam.prefix_size = 1;
+  SearchOptions sampling = beam;
+  sampling.sampling = true;
+  sampling.sampling_topk = 5;
+  sampling.prefix_size = 0;
+  sampling.seed = 17;
+  const torch::Tensor forced = torch::tensor(std::vector<int64_t>{7, 9, 4, 23, 11}).view({5, 1});
+  for (const auto& options : {beam, sampling}) {
+    SequenceGenerator compact({model}, options), whole({model}, options);
+    compact.set_output_vocabulary(kept, kVocab, ShortlistScores::compact);
+    whole.set_output_vocabulary(kept, kVocab, ShortlistScores::whole_vocabulary);
+    const auto prefix = options.prefix_size > 0 ? forced : torch::Tensor();
+    const auto a = compact.generate(batch.tokens, batch.lengths, prefix);
+    const auto b = whole.generate(batch.tokens, batch.lengths, prefix);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t s = 0; s < a.size(); ++s) {
+      ASSERT_EQ(a[s].size(), b[s].size()) << "sentence " << s;
+      ASSERT_FALSE(a[s].empty());
+      for (size_t h = 0; h < a[s].size(); ++h) {
+        EXPECT_EQ(a[s][h].tokens, b[s][h].tokens) << "sentence " << s << " hypothesis " << h;
+        // The log-sum-exp runs over 13 columns instead of 24 (11 of them -inf): its vector
+        // lanes add in another order, so scores may differ in the last bit.
+        ASSERT_EQ(a[s][h].positional_scores.size(), b[s][h].positional_scores.size());
+        for (size_t t = 0; t < a[s][h].positional_scores.size(); ++t)
+          EXPECT_NEAR(a[s][h].positional_scores[t], b[s][h].positional_scores[t], 1e-5);
+        EXPECT_NEAR(a[s][h].score, b[s][h].score, 1e-5);
+        for (int64_t token : a[s][h].tokens)
+          EXPECT_TRUE(kept.eq(token).any().item<bool>()) << token << " is not in the shortlist";
+      }
+      if (options.prefix_size > 0) EXPECT_EQ(a[s][0].tokens[0], forced[s][0].item<int64_t>());
     }
   }
 }
