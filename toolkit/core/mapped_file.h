@@ -1,6 +1,8 @@
 // A read-only memory map of a whole file. Reading a large file through a map instead of
 // into a string keeps its bytes out of the heap: the pages belong to the page cache and
-// leave this process's resident set when released (or unmapped).
+// leave this process's resident set when released (or unmapped). A file truncated in
+// place by another process while mapped faults (SIGBUS) past its new end; csan's own
+// writers replace files by rename (core/atomic_file), which leaves a mapped file whole.
 #pragma once
 
 #include <cstddef>
