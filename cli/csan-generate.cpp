@@ -41,6 +41,8 @@ int generate_main(int argc, char** argv) {
       "precision", po::value<std::string>(&o.precision.name)->default_value("fp32"),
       "fp32, bf16 (bf16 products, fp32 scores), int8 (CPU: dynamically quantized projections) or fp16 (GPU)")(
       "cpu", po::bool_switch(&o.cpu), "decode on the CPU even when a CUDA GPU is available")(
+      "threads", po::value<int64_t>(&o.threads)->default_value(0),
+      "CPU threads (0: OMP_NUM_THREADS when set, else every usable CPU)")(
       "quantize-skip", po::value<std::vector<std::string>>(&o.precision.quantize_skip)->multitoken(),
       "layers kept fp32 under bf16/int8 (parameter-name prefixes, e.g. decoder.output_projection)")(
       "shortlist", po::value<std::string>(&o.shortlist),

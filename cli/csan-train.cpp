@@ -46,6 +46,7 @@ const Flag kIntFlags[] = {
     {"save-interval-updates", "checkpoint.save_interval_updates", "checkpoint every N updates"},
     {"validate-interval-updates", "dataset.validate_interval_updates", "validate every N updates"},
     {"log-interval", "common.log_interval", "updates between log lines"},
+    {"threads", "common.threads", "CPU threads per worker (0: OMP_NUM_THREADS, else every usable CPU)"},
     {"distributed-world-size", "distributed_training.distributed_world_size",
      "workers in all; alone (no rank, RANK or Slurm task) it launches N local workers"},
     {"distributed-rank", "distributed_training.distributed_rank",

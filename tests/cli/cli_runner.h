@@ -14,7 +14,8 @@ struct RunResult {
 };
 
 // Runs `argv` (argv[0] is a path) with optional stdin contents, extra environment
-// entries ("NAME=value") and working directory; never throws on a non-zero exit.
+// entries ("NAME=value"; a bare "NAME" removes NAME) and working directory; never throws
+// on a non-zero exit.
 RunResult run(const std::vector<std::string>& argv, const std::string& stdin_data = "",
               const std::vector<std::string>& env = {}, const std::string& cwd = "");
 

@@ -1,5 +1,6 @@
 #include "toolkit/generation/generate_run.h"
 
+#include <ATen/Parallel.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -357,7 +358,9 @@ GenerateSummary translate(const GenerateOptions& options, const LoadedEnsemble& 
   summary.lines.push_back("Translated " + std::to_string(summary.sentences) + " sentences (" +
                           std::to_string(summary.tokens) + " tokens) in " + format_number(summary.seconds, 1) + "s (" +
                           format_number(double(summary.sentences) / seconds, 2) + " sentences/s, " +
-                          format_number(double(summary.tokens) / seconds, 2) + " tokens/s)");
+                          format_number(double(summary.tokens) / seconds, 2) + " tokens/s, " +
+                          std::to_string(at::get_num_threads()) +
+                          (at::get_num_threads() == 1 ? " CPU thread)" : " CPU threads)"));
   if (summary.truncated > 0)
     summary.lines.push_back(std::to_string(summary.truncated) + " source sentence(s) truncated to " +
                             std::to_string(max_source) + " tokens");

@@ -31,6 +31,7 @@ struct GenerateOptions {
   SearchOptions search;
   InferencePrecision precision;  // --precision, --quantize-skip
   bool cpu = false;              // --cpu: decode on the CPU even when a GPU is available
+  int64_t threads = 0;           // --threads: CPU threads (0: OMP_NUM_THREADS, else every usable CPU)
   std::string shortlist;         // --shortlist FILE: lexical shortlist (build-shortlist)
 };
 

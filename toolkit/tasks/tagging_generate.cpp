@@ -1,5 +1,7 @@
 #include "toolkit/tasks/tagging_generate.h"
 
+#include <ATen/Parallel.h>
+
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -126,9 +128,10 @@ void generate_tags(const generation::GenerateOptions& options, checkpoint::Check
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   char line[256];
-  std::snprintf(line, sizeof line, "tagged %zu sentences, %lld words (%s) in %.2f s (%.0f words/s)",
+  std::snprintf(line, sizeof line, "tagged %zu sentences, %lld words (%s) in %.2f s (%.0f words/s, %d CPU thread%s)",
                 corpus.sentences.size(), static_cast<long long>(words), data::tag_column_name(column).c_str(), seconds,
-                seconds > 0 ? double(words) / seconds : 0.0);
+                seconds > 0 ? double(words) / seconds : 0.0, at::get_num_threads(),
+                at::get_num_threads() == 1 ? "" : "s");
   log << line;
   if (gold == words && words > 0) {
     std::snprintf(line, sizeof line, "; accuracy against the input's tags %.2f", 100.0 * double(correct) / double(words));

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <thread>
 
+#include "toolkit/core/cpu_threads.h"
 #include "toolkit/core/error.h"
 
 extern char** environ;
@@ -127,7 +128,7 @@ int launch_local_workers(const DistributedSetup& given, char** argv) {
   std::vector<Worker> workers;
   try {
     for (int rank = 0; rank < setup.world_size; ++rank)
-      workers.push_back({rank, spawn(argv, worker_environment(base, setup, rank, std::thread::hardware_concurrency()))});
+      workers.push_back({rank, spawn(argv, worker_environment(base, setup, rank, core::usable_cpu_count()))});
   } catch (...) {
     signal_running(workers, SIGKILL);
     throw;

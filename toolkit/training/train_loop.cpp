@@ -10,6 +10,7 @@
 #include "toolkit/core/error.h"
 #include "toolkit/data/epoch_iterator.h"
 #include "toolkit/nn/compute_device.h"
+#include "toolkit/nn/compute_threads.h"
 #include "toolkit/nn/parameter_count.h"
 #include "toolkit/training/c10d_gradient_sync.h"
 #include "toolkit/training/checkpoint_manager.h"
@@ -56,6 +57,7 @@ void check_batch_bounds(const core::Config& cfg) {
 }  // namespace
 
 int run_training(const core::Config& cfg, Task& task, const std::string& command_line) {
+  const nn::ComputeThreads threads = nn::use_compute_threads(cfg.get<int64_t>("common.threads"), "common.threads");
   // Lines for the log from components built before it (warnings); rank 0 only, once the
   // trainer knows the rank.
   std::function<void(const std::string&)> log_line = [](const std::string&) {};
@@ -114,7 +116,7 @@ int run_training(const core::Config& cfg, Task& task, const std::string& command
   log.info(task.describe());
   log.info("model " + cfg.get<std::string>("model.arch") + ": " +
            std::to_string(nn::count_parameters(trainer.model())) + " parameters, on " +
-           nn::describe_device(trainer.device()));
+           nn::describe_device(trainer.device()) + (trainer.device().is_cpu() ? ", " + nn::describe(threads) : ""));
   const std::string slow_precision =
       precision_speed_warning(cfg.get<std::string>("common.precision"), trainer.model().parameters().front().device());
   if (!slow_precision.empty() && master) log.info(slow_precision);

@@ -45,6 +45,8 @@ void declare_training_options(core::ConfigSchema& s) {
 
   s.add_int("common.seed", 1, "random seed (weights, dropout, batch order)", 0);
   s.add_bool("common.cpu", false, "train on the CPU even when a CUDA GPU is available (fairseq's --cpu)");
+  s.add_int("common.threads", 0,
+            "CPU threads of LibTorch's operators, per worker (0: OMP_NUM_THREADS when set, else every usable CPU)", 0);
   s.add_int("common.log_interval", 100, "updates between plain log lines", 1);
   s.add_string("common.tensorboard_logdir", "",
                "also write TensorBoard scalars here, one run per split (fairseq's --tensorboard-logdir; \"\": none)");

@@ -42,6 +42,7 @@
 #include "toolkit/generation/generate_run.h"
 #include "toolkit/generation/inference_precision.h"
 #include "toolkit/models/transformer.h"
+#include "toolkit/nn/compute_threads.h"
 #include "toolkit/tasks/translation_task.h"
 
 namespace po = boost::program_options;
@@ -153,6 +154,7 @@ int bench_main(int argc, char** argv) {
   }
   if (repeats < 1) throw csan::Error("--repeats: must be at least 1");
   csan::core::keep_large_allocations_mapped();  // as csan-generate
+  csan::nn::use_compute_threads(0);             // as csan-generate: OMP_NUM_THREADS, else every usable CPU
   o.paths = csan::generation::split_paths(path);
   o.output_format = "plain";
   // One loaded (and converted) ensemble per precision, not timed; with --shortlist each

@@ -52,6 +52,7 @@
 #include "toolkit/core/config.h"
 #include "toolkit/core/error.h"
 #include "toolkit/data/epoch_iterator.h"
+#include "toolkit/nn/compute_threads.h"
 #include "toolkit/nn/parameter_count.h"
 #include "toolkit/tasks/recipe.h"
 #include "toolkit/training/c10d_gradient_sync.h"
@@ -242,6 +243,7 @@ int bench_main(int argc, char** argv) {
   po::notify(vm);
   if (o.workers > 1) return std::getenv("RANK") ? run_as_worker(o) : compare_worker_counts(o, argv);
   if (!o.glibc_malloc) core::keep_large_allocations_mapped();
+  nn::use_compute_threads(0);  // as csan-train: OMP_NUM_THREADS, else every usable CPU
 
   const auto task = tasks::open_task(*load_config(o, ""));
   const auto& train = task->train_data();
