@@ -8,9 +8,10 @@
 #   tools/bench/locality-speed.sh DATA_BIN [bench-train options, e.g. --warmup 2 --updates 6
 #                                          --set dataset.max_tokens=1024]
 # DATA_BIN: the 8k joint Multi30k en-de data (see bench-train.cpp's header). 2 threads;
-# CSAN_BUILD_DIR (default build/) holds bench-train. Nine base models take turns: with the
-# options above, an update of one model took about 11 CPU-seconds on this project's machine
-# (13 CPU-minutes in all; 44 minutes of wall time on 2 cores at load average 10-15).
+# CSAN_BUILD_DIR (default build/) holds bench-train. Nine base models take turns: with
+# --updates 16 and the options above, about 8 minutes on 2 idle AVX2 cores (an update of one
+# model: 2.5-3.5 s). The first model of each turn measured 2-4% slow: for a close call, rerun
+# bench-train with the order reversed (README, "Locality baselines").
 set -euo pipefail
 data=${1:?usage: locality-speed.sh DATA_BIN [bench-train options]}
 shift
