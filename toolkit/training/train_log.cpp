@@ -73,7 +73,10 @@ void TrainLog::info(const std::string& line) {
 }
 
 void TrainLog::update(int64_t epoch, int64_t num_updates, const UpdateResult& r) {
-  if (start_update_ < 0) start_update_ = num_updates - (r.skipped ? 0 : 1);
+  if (start_update_ < 0) {
+    start_update_ = num_updates - (r.skipped ? 0 : 1);
+    remaining_.observe(0.0, start_update_);
+  }
   interval_.loss_sum += r.stats.loss_sum;
   interval_.nll_sum += r.stats.nll_sum;
   interval_.ntokens += r.stats.ntokens;
@@ -107,10 +110,9 @@ void TrainLog::flush_interval(int64_t epoch, int64_t num_updates) {
   const int64_t applied = std::max<int64_t>(1, interval_updates_ - interval_skipped_);
   const double gnorm = gnorm_sum_ / applied;
   std::string eta;
-  if (max_update_ > 0 && num_updates > start_update_) {
-    const double per_update = seconds_since(run_start_) / static_cast<double>(num_updates - start_update_);
-    eta = " | eta " + format_duration(per_update * static_cast<double>(max_update_ - num_updates));
-  }
+  remaining_.observe(seconds_since(run_start_), num_updates);
+  if (max_update_ > 0)
+    if (const auto left = remaining_.seconds_left(max_update_)) eta = " | eta " + format_duration(*left);
   if (!tty_)
     info("epoch " + std::to_string(epoch) + " | update " + std::to_string(num_updates) + " | loss " +
          fmt("%.3f", interval_.loss_bits()) + " | nll " + fmt("%.3f", interval_.nll_bits()) + " | ppl " +

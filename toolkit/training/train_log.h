@@ -18,6 +18,7 @@
 
 #include "toolkit/core/progress.h"
 #include "toolkit/core/tensorboard_writer.h"
+#include "toolkit/training/remaining_time.h"
 #include "toolkit/training/trainer.h"
 
 namespace csan::training {
@@ -63,6 +64,7 @@ class TrainLog {
   ProgressLine progress_;
   std::chrono::steady_clock::time_point interval_start_, run_start_, epoch_start_;
   int64_t start_update_ = -1;
+  RemainingTime remaining_;  // the ETA, from the recent log intervals
   // Running sums since the last plain/JSON line, and since the epoch started.
   StepStats interval_, epoch_;
   double gnorm_sum_ = 0, lr_ = 0, epoch_gnorm_sum_ = 0;
