@@ -52,12 +52,12 @@ unsigned usable_cpu_count() {
   return cpus;
 }
 
-bool thread_count_from_environment() {
+std::optional<std::string> thread_count_variable() {
   for (const char* name : {"OMP_NUM_THREADS", "MKL_NUM_THREADS"}) {
     const char* value = std::getenv(name);
-    if (value && *value) return true;
+    if (value && *value) return name;
   }
-  return false;
+  return std::nullopt;
 }
 
 }  // namespace csan::core

@@ -17,8 +17,8 @@ unsigned usable_cpu_count();
 // rounded up; nullopt when it sets no limit or cannot be read.
 std::optional<unsigned> cgroup_cpu_limit(const std::string& cpu_max);
 
-// True when OMP_NUM_THREADS or MKL_NUM_THREADS is set to something: the user's choice,
-// which LibTorch already follows.
-bool thread_count_from_environment();
+// "OMP_NUM_THREADS" or "MKL_NUM_THREADS", whichever is set to something (the user's choice,
+// which LibTorch already follows); nullopt when neither is.
+std::optional<std::string> thread_count_variable();
 
 }  // namespace csan::core

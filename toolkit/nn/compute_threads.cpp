@@ -2,8 +2,6 @@
 
 #include <ATen/Parallel.h>
 
-#include <cstdlib>
-
 #include "toolkit/core/cpu_threads.h"
 #include "toolkit/core/error.h"
 
@@ -17,9 +15,8 @@ ComputeThreads use_compute_threads(int64_t requested, const std::string& option)
   if (requested > 0) {
     at::set_num_threads(static_cast<int>(requested));
     chosen.source = option;
-  } else if (core::thread_count_from_environment()) {
-    chosen.source =
-        std::getenv("OMP_NUM_THREADS") && *std::getenv("OMP_NUM_THREADS") ? "OMP_NUM_THREADS" : "MKL_NUM_THREADS";
+  } else if (const auto variable = core::thread_count_variable()) {
+    chosen.source = *variable;
   } else {
     at::set_num_threads(static_cast<int>(core::usable_cpu_count()));
     chosen.source = "usable CPUs";

@@ -39,13 +39,13 @@ TEST(CpuThreads, UsableCpusFollowTheAffinityMask) {
 TEST(CpuThreads, OnlyANonEmptyThreadVariableIsTheUsersChoice) {
   ::unsetenv("OMP_NUM_THREADS");
   ::unsetenv("MKL_NUM_THREADS");
-  EXPECT_FALSE(csan::core::thread_count_from_environment());
+  EXPECT_EQ(csan::core::thread_count_variable(), std::nullopt);
   ::setenv("OMP_NUM_THREADS", "", 1);
-  EXPECT_FALSE(csan::core::thread_count_from_environment());
+  EXPECT_EQ(csan::core::thread_count_variable(), std::nullopt);
   ::setenv("MKL_NUM_THREADS", "3", 1);
-  EXPECT_TRUE(csan::core::thread_count_from_environment());
+  EXPECT_EQ(csan::core::thread_count_variable(), "MKL_NUM_THREADS");
   ::unsetenv("MKL_NUM_THREADS");
   ::setenv("OMP_NUM_THREADS", "2", 1);
-  EXPECT_TRUE(csan::core::thread_count_from_environment());
+  EXPECT_EQ(csan::core::thread_count_variable(), "OMP_NUM_THREADS");
   ::unsetenv("OMP_NUM_THREADS");
 }
