@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "toolkit/nn/init.h"
-#include "toolkit/nn/linear.h"
+#include "toolkit/nn/output_vocabulary.h"
 #include "toolkit/nn/residual_block.h"
 
 namespace csan::models {
@@ -118,7 +118,7 @@ torch::Tensor CcnDecoderImpl::forward(const torch::Tensor& prev_output_tokens, c
   for (const auto& layer : *layers) x = layer->as<CcnDecoderLayer>()->forward(x, memories, state, cached);
   if (layer_norm) x = layer_norm(x);
   if (positions.defined()) x = x.reshape({-1, x.size(-1)}).index_select(0, positions);
-  return nn::linear(x, tied_ ? embed_tokens->weight : output_projection);
+  return nn::output_logits(x, tied_ ? embed_tokens->weight : output_projection);
 }
 
 }  // namespace csan::models

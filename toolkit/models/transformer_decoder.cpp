@@ -4,7 +4,6 @@
 #include <string>
 
 #include "toolkit/nn/init.h"
-#include "toolkit/nn/linear.h"
 #include "toolkit/nn/output_vocabulary.h"
 
 namespace csan::models {
@@ -57,10 +56,7 @@ torch::Tensor TransformerDecoderImpl::forward(const torch::Tensor& prev_output_t
     x = layer->as<nn::DecoderLayer>()->forward(x, memory.out, attention_mask, state, cached);
   if (layer_norm) x = layer_norm(x);
   if (positions.defined()) x = x.reshape({-1, x.size(-1)}).index_select(0, positions);
-  const torch::Tensor& projection = tied_ ? embed_tokens->weight : output_projection;
-  if (nn::OutputVocabulary* shortlist = nn::OutputVocabularyScope::current())
-    return nn::linear(x, shortlist->rows_of(projection));
-  return nn::linear(x, projection);
+  return nn::output_logits(x, tied_ ? embed_tokens->weight : output_projection);
 }
 
 }  // namespace csan::models

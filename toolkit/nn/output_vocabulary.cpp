@@ -1,6 +1,7 @@
 #include "toolkit/nn/output_vocabulary.h"
 
 #include "toolkit/nn/converted_weights.h"
+#include "toolkit/nn/linear.h"
 
 namespace csan::nn {
 
@@ -19,5 +20,10 @@ OutputVocabularyScope::OutputVocabularyScope(OutputVocabulary* vocabulary) : pre
 OutputVocabularyScope::~OutputVocabularyScope() { in_force = previous_; }
 
 OutputVocabulary* OutputVocabularyScope::current() { return in_force; }
+
+torch::Tensor output_logits(const torch::Tensor& x, const torch::Tensor& projection) {
+  if (in_force) return nn::linear(x, in_force->rows_of(projection));
+  return nn::linear(x, projection);
+}
 
 }  // namespace csan::nn

@@ -1,7 +1,7 @@
 // A lexical shortlist's restriction of the output layer (csan-generate --shortlist):
-// while an OutputVocabularyScope is alive on a thread, a decoder that supports it
-// (TransformerDecoder) projects onto rows `ids` of its output projection only and
-// returns logits [.., S] in that order. The search sets it per model around each step
+// while an OutputVocabularyScope is alive on a thread, a decoder's output layer
+// (output_logits, which every decoder ends with) projects onto rows `ids` of its output
+// projection only and returns logits [.., S] in that order. The search sets it per model around each step
 // (generation/ensemble_decoder.cpp), so parallel batches, each on its own thread, each
 // have their own; the selected rows are made at the first step of a batch and kept.
 #pragma once
@@ -32,5 +32,9 @@ class OutputVocabularyScope {
  private:
   OutputVocabulary* previous_;
 };
+
+// The output layer: logits x · projectionᵀ [.., V], or [.., S] over the shortlisted rows
+// while an OutputVocabularyScope is in force on this thread.
+torch::Tensor output_logits(const torch::Tensor& x, const torch::Tensor& projection);
 
 }  // namespace csan::nn

@@ -47,8 +47,9 @@ TEST(InferencePrecision, ConvertsEveryProjectionIncludingTheOutputLayerAndHonour
       convert_for_inference(*kept, InferencePrecision{"bf16", {"decoder.layers.1", "encoder.layers.0.ffn.fc1"}}, kEos);
   EXPECT_EQ(skipped.skipped.size(), 6u + 1);
   for (const auto& p : kept->named_parameters())
-    if (p.key().rfind("decoder.layers.1.", 0) == 0 || p.key() == "encoder.layers.0.ffn.fc1.weight")
+    if (p.key().rfind("decoder.layers.1.", 0) == 0 || p.key() == "encoder.layers.0.ffn.fc1.weight") {
       EXPECT_EQ(p.value().scalar_type(), torch::kFloat) << p.key();
+    }
 }
 
 TEST(InferencePrecision, BadValuesAreOneLineErrorsNamingTheOption) {

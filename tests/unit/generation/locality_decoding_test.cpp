@@ -100,10 +100,11 @@ TEST(LocalityDecoding, IncrementalEqualsFullInEveryCausalMethod) {
   for (const Case& c : cases) {
     auto model = locality_model(c.method, c.settings, 21);
     EXPECT_TRUE(has_parameter(*model, "decoder.layers.1.self_attn.chain." + c.method)) << c.method;
-    if (c.cross)
+    if (c.cross) {
       EXPECT_TRUE(has_parameter(*model, "decoder.layers." + std::string(c.method == "local_hard" ? "0" : "1") +
                                             ".encoder_attn.chain." + c.method))
           << c.method;
+    }
     expect_incremental_equals_full(*model, c.method);
   }
 }

@@ -114,41 +114,45 @@ TEST(Shortlist, FileRoundTripsAndBadFilesAreOneLineErrorsNamingFileAndLine) {
 // The shortlisted decoder projects onto the kept rows only; its scores there must be the
 // full decoder's, handed to the search as those columns only, and every other id must be
 // impossible in the whole-vocabulary log-probabilities of step().
+// For every decoder: the Transformer's (CSAN's, the locality baselines') and CCN's.
 TEST(Shortlist, ShortlistedScoresEqualTheFullScoresAtTheKeptIdsInEachPrecision) {
   torch::NoGradGuard no_grad;
   const auto batch = random_sources(4, 9);
   const auto kept = torch::tensor(std::vector<int64_t>{0, 1, 2, 3, 6, 7, 11, 15, 23});
-  for (const std::string precision : {"fp32", "bf16", "int8"}) {
-    auto model = tiny_model(21);
-    convert_for_inference(*model, InferencePrecision{precision, {}}, kEos);
-    EnsembleDecoder full({model}), shortlisted({model}), stepped({model});
-    shortlisted.set_output_vocabulary(kept, kVocab);
-    stepped.set_output_vocabulary(kept, kVocab);
-    full.start(batch.tokens, batch.lengths, 1);
-    shortlisted.start(batch.tokens, batch.lengths, 1);
-    stepped.start(batch.tokens, batch.lengths, 1);
-    auto prefix = torch::full({4, 1}, kEos, torch::kLong);
-    for (int64_t t = 0; t < 5; ++t) {
-      // The search's scores: the kept columns only, labelled with their ids.
-      const auto a = full.step_scores(prefix).scores;
-      const auto compact = shortlisted.step_scores(prefix);
-      ASSERT_TRUE(compact.ids.defined());
-      EXPECT_TRUE(torch::equal(compact.ids, kept));
-      ASSERT_EQ(compact.scores.sizes(), (std::vector<int64_t>{4, kept.size(0)}));
-      EXPECT_TRUE(torch::allclose(compact.scores, a.index_select(1, kept), 1e-5, 1e-4)) << precision << " step " << t;
-      // step(): log-probabilities over the whole vocabulary, -inf at the other ids.
-      const auto b = stepped.step(prefix);
-      ASSERT_EQ(b.sizes(), a.sizes());
-      EXPECT_TRUE(torch::allclose(b.index_select(1, kept), torch::log_softmax(a.index_select(1, kept), 1), 1e-5, 1e-4))
-          << precision << " step " << t;
-      auto others = torch::ones({kVocab}, torch::kBool);
-      others.index_fill_(0, kept, false);
-      EXPECT_TRUE(
-          b.index({torch::indexing::Slice(), others}).eq(-std::numeric_limits<float>::infinity()).all().item<bool>());
-      const auto next = kept.index_select(0, compact.scores.argmax(1));
-      prefix = torch::cat({prefix, next.unsqueeze(1)}, 1);
+  for (const std::string arch : {"transformer_tiny", "ccn_tiny"})
+    for (const std::string precision : {"fp32", "bf16", "int8"}) {
+      SCOPED_TRACE(arch);
+      auto model = tiny_model(21, 3.0, arch);
+      convert_for_inference(*model, InferencePrecision{precision, {}}, kEos);
+      EnsembleDecoder full({model}), shortlisted({model}), stepped({model});
+      shortlisted.set_output_vocabulary(kept, kVocab);
+      stepped.set_output_vocabulary(kept, kVocab);
+      full.start(batch.tokens, batch.lengths, 1);
+      shortlisted.start(batch.tokens, batch.lengths, 1);
+      stepped.start(batch.tokens, batch.lengths, 1);
+      auto prefix = torch::full({4, 1}, kEos, torch::kLong);
+      for (int64_t t = 0; t < 5; ++t) {
+        // The search's scores: the kept columns only, labelled with their ids.
+        const auto a = full.step_scores(prefix).scores;
+        const auto compact = shortlisted.step_scores(prefix);
+        ASSERT_TRUE(compact.ids.defined());
+        EXPECT_TRUE(torch::equal(compact.ids, kept));
+        ASSERT_EQ(compact.scores.sizes(), (std::vector<int64_t>{4, kept.size(0)}));
+        EXPECT_TRUE(torch::allclose(compact.scores, a.index_select(1, kept), 1e-5, 1e-4)) << precision << " step " << t;
+        // step(): log-probabilities over the whole vocabulary, -inf at the other ids.
+        const auto b = stepped.step(prefix);
+        ASSERT_EQ(b.sizes(), a.sizes());
+        EXPECT_TRUE(
+            torch::allclose(b.index_select(1, kept), torch::log_softmax(a.index_select(1, kept), 1), 1e-5, 1e-4))
+            << precision << " step " << t;
+        auto others = torch::ones({kVocab}, torch::kBool);
+        others.index_fill_(0, kept, false);
+        EXPECT_TRUE(
+            b.index({torch::indexing::Slice(), others}).eq(-std::numeric_limits<float>::infinity()).all().item<bool>());
+        const auto next = kept.index_select(0, compact.scores.argmax(1));
+        prefix = torch::cat({prefix, next.unsqueeze(1)}, 1);
+      }
     }
-  }
 }
 
 // The search over a shortlist's columns (compact) finds what the search over the whole
@@ -195,7 +199,9 @@ TEST(Shortlist, SearchOverTheShortlistsColumnsEqualsTheSearchOverTheWholeVocabul
         for (int64_t token : a[s][h].tokens)
           EXPECT_TRUE(kept.eq(token).any().item<bool>()) << token << " is not in the shortlist";
       }
-      if (options.prefix_size > 0) EXPECT_EQ(a[s][0].tokens[0], forced[s][0].item<int64_t>());
+      if (options.prefix_size > 0) {
+        EXPECT_EQ(a[s][0].tokens[0], forced[s][0].item<int64_t>());
+      }
     }
   }
 }

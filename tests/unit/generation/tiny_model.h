@@ -1,4 +1,4 @@
-// A randomly initialised transformer_tiny and random source sentences for the
+// A randomly initialised transformer_tiny (or another arch) and random source sentences for the
 // generator's tests (no training: the search must be exact for any model).
 #pragma once
 
@@ -19,8 +19,9 @@ namespace csan::generation::testing {
 constexpr int64_t kVocab = 24;  // 4 specials + 20 words, joined dictionary
 constexpr int64_t kPad = 1, kEos = 2, kUnk = 3;
 
-inline std::shared_ptr<models::EncoderDecoderModel> tiny_model(uint64_t seed, double output_sharpness = 3.0) {
-  const auto cfg = csan::testing::recipe("model:\n  arch: transformer_tiny\n  max_target_positions: 64\n");
+inline std::shared_ptr<models::EncoderDecoderModel> tiny_model(uint64_t seed, double output_sharpness = 3.0,
+                                                               const std::string& arch = "transformer_tiny") {
+  const auto cfg = csan::testing::recipe("model:\n  arch: " + arch + "\n  max_target_positions: 64\n");
   torch::manual_seed(seed);
   auto model = csan::testing::translation_model(cfg, csan::testing::joined(kVocab));
   // Random weights give nearly uniform next-token distributions; sharpening the output
