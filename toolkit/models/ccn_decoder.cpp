@@ -1,9 +1,6 @@
 #include "toolkit/models/ccn_decoder.h"
 
-#include <cmath>
-
 #include "toolkit/nn/init.h"
-#include "toolkit/nn/output_vocabulary.h"
 #include "toolkit/nn/residual_block.h"
 
 namespace csan::models {
@@ -78,36 +75,18 @@ torch::Tensor CcnDecoderLayerImpl::forward(torch::Tensor x, const MemoryPair& me
 
 CcnDecoderImpl::CcnDecoderImpl(const TransformerOptions& options, const CcnOptions& ccn, TokenEmbedding embed,
                                bool embedding_owned_elsewhere, int64_t padding_idx)
-    : options_(options), padding_idx_(padding_idx) {
-  const int64_t d = options.layer.embed_dim;
-  embed_scale_ = options.no_scale_embedding ? 1.0 : std::sqrt(static_cast<double>(d));
-  embed_tokens = embedding_owned_elsewhere ? std::move(embed) : register_module("embed_tokens", std::move(embed));
-  embed_positions =
-      register_module("embed_positions", nn::PositionalEmbedding(nn::PositionalEmbeddingOptions{
-                                             options.max_target_positions, d, padding_idx, options.learned_pos}));
+    : DecoderFrameImpl(options, std::move(embed), embedding_owned_elsewhere, padding_idx) {
   const auto gates = ccn.decoder_gates();
   for (int64_t i = 0; i < options.decoder_layers; ++i)
     layers->push_back(CcnDecoderLayer(options.layer, ccn_layer_key(i), gates));
-  register_module("layers", layers);
-  if (options.layer.normalize_before) layer_norm = register_module("layer_norm", nn::layer_norm(d));
-  // A tied projection reads embed_tokens->weight at each call, so it follows whatever
-  // replaces or moves that parameter (checkpoint loading, .to(device)).
-  tied_ = options.share_decoder_input_output_embed || options.share_all_embeddings;
-  if (!tied_) {
-    output_projection = register_parameter("output_projection", torch::empty_like(embed_tokens->weight));
-    nn::init_normal(output_projection, std::pow(static_cast<double>(d), -0.5));
-  }
+  register_layers_and_output();
 }
 
 torch::Tensor CcnDecoderImpl::forward(const torch::Tensor& prev_output_tokens, const EncoderOut& encoder_out,
                                       nn::IncrementalState* state, const torch::Tensor& positions) {
   // With a state, positions [0, cached) are in the self-attention caches already.
   const int64_t cached = state ? state->length(ccn_layer_key(0) + ".self_attn.prev_key") : 0;
-  torch::Tensor tokens =
-      cached > 0 ? prev_output_tokens.narrow(1, cached, prev_output_tokens.size(1) - cached) : prev_output_tokens;
-  torch::Tensor x = embed_tokens(tokens);
-  if (embed_scale_ != 1.0) x = x * embed_scale_;
-  x = nn::dropout_if(x + embed_positions(tokens, cached).to(x.scalar_type()), options_.layer.dropout, is_training());
+  torch::Tensor x = embed(prev_output_tokens, cached);
 
   MemoryPair memories;
   for (int b : {kLeft, kRight}) {
@@ -116,9 +95,7 @@ torch::Tensor CcnDecoderImpl::forward(const torch::Tensor& prev_output_tokens, c
     if (mask.defined() && !mask.any().item<bool>()) memories[b].padding_mask = torch::Tensor();
   }
   for (const auto& layer : *layers) x = layer->as<CcnDecoderLayer>()->forward(x, memories, state, cached);
-  if (layer_norm) x = layer_norm(x);
-  if (positions.defined()) x = x.reshape({-1, x.size(-1)}).index_select(0, positions);
-  return nn::output_logits(x, tied_ ? embed_tokens->weight : output_projection);
+  return output(x, positions);
 }
 
 }  // namespace csan::models

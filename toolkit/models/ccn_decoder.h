@@ -24,6 +24,7 @@
 #include <string>
 
 #include "toolkit/models/ccn_options.h"
+#include "toolkit/models/decoder_frame.h"
 #include "toolkit/models/encoder_out.h"
 #include "toolkit/models/token_embedding.h"
 #include "toolkit/models/transformer_options.h"
@@ -81,7 +82,7 @@ TORCH_MODULE(CcnDecoderLayer);
 // Embedding + positions, dropout, N CCN decoder layers, a final layer norm in pre-norm
 // mode and the output projection (tied to the embedding when shared): the Transformer
 // decoder's frame around CCN layers.
-class CcnDecoderImpl : public torch::nn::Module {
+class CcnDecoderImpl : public DecoderFrameImpl {
  public:
   // embed_tokens is registered here unless `embedding_owned_elsewhere` (shared with the
   // encoder), so that parameters() lists every tensor once.
@@ -91,18 +92,6 @@ class CcnDecoderImpl : public torch::nn::Module {
   // `positions` (int64 [N] into the flattened [B * T']): logits [N, V] of those only.
   torch::Tensor forward(const torch::Tensor& prev_output_tokens, const EncoderOut& encoder_out,
                         nn::IncrementalState* state, const torch::Tensor& positions = {});
-
-  TokenEmbedding embed_tokens{nullptr};
-  nn::PositionalEmbedding embed_positions{nullptr};
-  torch::nn::ModuleList layers;
-  torch::nn::LayerNorm layer_norm{nullptr};  // pre-norm only
-  torch::Tensor output_projection;           // [V, D]; undefined when tied to embed_tokens
-
- private:
-  TransformerOptions options_;
-  int64_t padding_idx_;
-  double embed_scale_;
-  bool tied_;
 };
 TORCH_MODULE(CcnDecoder);
 

@@ -1,9 +1,10 @@
-// Embedding + positions, dropout, N decoder layers, a final layer norm in pre-norm
-// mode, and the output projection (tied to the embedding when shared).
+// The Transformer decoder: the shared frame (decoder_frame.h: embeddings in, final norm and
+// output layer out) around N decoder layers over the encoder's one memory.
 #pragma once
 
 #include <torch/torch.h>
 
+#include "toolkit/models/decoder_frame.h"
 #include "toolkit/models/encoder_decoder_model.h"
 #include "toolkit/models/token_embedding.h"
 #include "toolkit/models/transformer_options.h"
@@ -13,28 +14,16 @@
 
 namespace csan::models {
 
-class TransformerDecoderImpl : public torch::nn::Module {
+class TransformerDecoderImpl : public DecoderFrameImpl {
  public:
   // embed_tokens is registered here unless `embedding_owned_elsewhere` (shared with
   // the encoder), so that parameters() lists every tensor once.
-  TransformerDecoderImpl(const TransformerOptions& options, TokenEmbedding embed_tokens,
-                         bool embedding_owned_elsewhere, int64_t padding_idx);
+  TransformerDecoderImpl(const TransformerOptions& options, TokenEmbedding embed_tokens, bool embedding_owned_elsewhere,
+                         int64_t padding_idx);
   // Logits [B, T', V]: T' = T, or with a state only the positions not yet cached.
   // With `positions` (int64 [N] into the flattened [B * T']): logits [N, V] of those only.
   torch::Tensor forward(const torch::Tensor& prev_output_tokens, const EncoderOut& encoder_out,
                         nn::IncrementalState* state, const torch::Tensor& positions = {});
-
-  TokenEmbedding embed_tokens{nullptr};
-  nn::PositionalEmbedding embed_positions{nullptr};
-  torch::nn::ModuleList layers;
-  torch::nn::LayerNorm layer_norm{nullptr};  // pre-norm only
-  torch::Tensor output_projection;           // [V, D]; undefined when tied to embed_tokens
-
- private:
-  TransformerOptions options_;
-  int64_t padding_idx_;
-  double embed_scale_;
-  bool tied_;
 };
 TORCH_MODULE(TransformerDecoder);
 
