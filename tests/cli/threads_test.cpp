@@ -32,11 +32,17 @@ class Threads : public ::testing::Test {
   }
 
   RunResult train(const std::string& name, std::vector<std::string> extra, const std::vector<std::string>& env) {
-    std::vector<std::string> args = {bin("csan-train"), std::string(CSAN_SOURCE_DIR) + "/recipes/tiny-transformer.yaml",
-                                     "--data",          *data_,
-                                     "--save-dir",      *dir_ + "/" + name,
-                                     "--max-update",    "1",
-                                     "--max-tokens",    "256"};
+    std::vector<std::string> args = {bin("csan-train"),
+                                     std::string(CSAN_SOURCE_DIR) + "/recipes/tiny-transformer.yaml",
+                                     "--data",
+                                     *data_,
+                                     "--save-dir",
+                                     *dir_ + "/" + name,
+                                     "--max-update",
+                                     "1",
+                                     "--max-tokens",
+                                     "256",
+                                     "--cpu"};  // the thread count is the CPU's, also on a GPU machine
     args.insert(args.end(), extra.begin(), extra.end());
     return run(args, "", env);
   }
@@ -52,6 +58,7 @@ class Threads : public ::testing::Test {
   }
   RunResult generate(std::vector<std::string> extra, const std::vector<std::string>& env) {
     std::vector<std::string> args = {bin("csan-generate"),
+                                     "--cpu",
                                      "--path",
                                      *dir_ + "/model/checkpoint_last.pt",
                                      "--data",
