@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -34,19 +35,30 @@ ProgressLine::ProgressLine(std::string label, long long total, bool force)
 
 ProgressLine::~ProgressLine() { finish(); }
 
-void ProgressLine::update(long long done, const std::string& tail) {
+std::optional<double> remaining_seconds(double seconds, long long first_done, long long done, long long total) {
+  if (done <= first_done || total <= 0) return std::nullopt;
+  return seconds * static_cast<double>(std::max(0LL, total - done)) / static_cast<double>(done - first_done);
+}
+
+void ProgressLine::update(long long done, const std::string& tail, std::optional<double> eta_seconds) {
   if (!enabled_) return;
   auto now = std::chrono::steady_clock::now();
+  if (first_done_ < 0) {
+    first_done_ = done;
+    first_update_ = now;
+  }
   // Redrawing more than ~10 times a second costs time and shows nothing new.
   if (now - last_draw_ < std::chrono::milliseconds(100) && !(total_ > 0 && done >= total_)) return;
   last_draw_ = now;
-  double elapsed = std::chrono::duration<double>(now - start_).count();
   std::string line = label_ + " " + std::to_string(done);
   if (total_ > 0) {
     char pct[64];
     std::snprintf(pct, sizeof pct, "/%lld (%.0f%%)", total_, 100.0 * done / total_);
     line += pct;
-    if (done > 0) line += " ETA " + format_duration(elapsed * (total_ - done) / done);
+    if (!eta_seconds)
+      eta_seconds =
+          remaining_seconds(std::chrono::duration<double>(now - first_update_).count(), first_done_, done, total_);
+    if (eta_seconds) line += " ETA " + format_duration(*eta_seconds);
   }
   if (!tail.empty()) line += " | " + tail;
   std::fprintf(stderr, "\r\033[K%s", line.c_str());

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 
@@ -22,7 +23,9 @@ class ProgressLine {
   ~ProgressLine();
 
   // Sets the current count and an optional free-form tail ("loss 3.21 | 1234 tok/s").
-  void update(long long done, const std::string& tail = "");
+  // The ETA is `eta_seconds` when the caller knows better (csan-train: its recent pace),
+  // else the pace since the first update() (see remaining_seconds).
+  void update(long long done, const std::string& tail = "", std::optional<double> eta_seconds = std::nullopt);
   // Clears the line so following output starts at column 0.
   void finish();
 
@@ -35,7 +38,15 @@ class ProgressLine {
   bool drawn_ = false;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_draw_;
+  std::chrono::steady_clock::time_point first_update_;
+  long long first_done_ = -1;
 };
+
+// Seconds until `total` at the pace since the first count seen: `seconds` after it, the
+// count went from `first_done` to `done`. Counting from the first count, not from zero,
+// keeps a count that starts high (a resumed run at update 3,000 of 4,000) from looking as
+// if it had done 3,000 in no time. nullopt before any progress.
+std::optional<double> remaining_seconds(double seconds, long long first_done, long long done, long long total);
 
 // "1h02m", "3m05s", "12s": compact durations for progress lines and summaries.
 std::string format_duration(double seconds);

@@ -19,8 +19,9 @@ class RemainingTime {
 
   // The run had made `update` updates `seconds` after it started.
   void observe(double seconds, int64_t update);
-  // Seconds until `max_update` at the recent pace; nothing before two points with updates between.
-  std::optional<double> seconds_left(int64_t max_update) const;
+  // Seconds from update `at` (default: the last observed) to `max_update` at the recent
+  // pace; nothing before two points with updates between.
+  std::optional<double> seconds_left(int64_t max_update, std::optional<int64_t> at = std::nullopt) const;
 
  private:
   size_t window_;

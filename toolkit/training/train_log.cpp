@@ -98,7 +98,8 @@ void TrainLog::update(int64_t epoch, int64_t num_updates, const UpdateResult& r)
                        " | wps " + fmt("%.0f", interval_.ntokens / std::max(elapsed, 1e-9)) + " | ups " +
                        fmt("%.2f", interval_updates_ / std::max(elapsed, 1e-9));
     if (loss_scale_ > 0) tail += " | loss_scale " + fmt("%.4g", loss_scale_);
-    progress_.update(num_updates, tail);
+    progress_.update(num_updates, tail,
+                     max_update_ > 0 ? remaining_.seconds_left(max_update_, num_updates) : std::nullopt);
   }
   if (num_updates % log_interval_ == 0 && !r.skipped) flush_interval(epoch, num_updates);
 }

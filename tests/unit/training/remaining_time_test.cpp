@@ -15,6 +15,7 @@ TEST(RemainingTime, NothingUntilUpdatesHaveBeenTimed) {
   ASSERT_TRUE(eta.seconds_left(100).has_value());
   EXPECT_DOUBLE_EQ(*eta.seconds_left(100), 1.5 * 90);
   EXPECT_DOUBLE_EQ(*eta.seconds_left(5), 0.0) << "past max_update: nothing left";
+  EXPECT_DOUBLE_EQ(*eta.seconds_left(100, 40), 1.5 * 60) << "from a later update, at the same pace";
 }
 
 // A pause counts while it is among the recent intervals and is forgotten after them: the
