@@ -8,6 +8,7 @@
 # OUT/test-significance.png (tools/plot-curves).
 #
 #   tools/experiments/ccn-vs-transformer.sh [--quick] [--out DIR] [--build DIR] [--data DIR] [--seed N]
+#          [--jobs N] [--precision P]
 #
 # full     Multi30k En->De (--data, default ../shared/data/multi30k), recipes/multi30k-small.yaml
 #          (d 256, FFN 1024, 4 heads, 3 + 3 layers, joint 8k SentencePiece, 4,000 updates) with
@@ -16,6 +17,8 @@
 # --quick  the built-in toy corpus (1,000 pairs), recipes/ccn-tiny.yaml (ccn_tiny; the
 #          Transformer: --arch transformer_tiny), 80 updates: under a minute; checks the
 #          pipeline, not the paper (ctest runs it).
+# --jobs N   up to N systems train at once (on a GPU machine; on a CPU each gets 1/N of
+#            the cores); --precision P (fp32, fp16, amp, bf16) is given to csan-train.
 # Rerunning continues: data and finished steps are kept, training resumes from
 # checkpoint_last.pt. Only the executables' command lines are used.
 set -euo pipefail
@@ -39,8 +42,10 @@ else
 fi
 preprocess $spm_vocab
 
-train_and_translate Transformer transformer "${train_args[@]}" ${transformer[@]+"${transformer[@]}"}
-train_and_translate CCN ccn "${train_args[@]}" ${ccn[@]+"${ccn[@]}"}
+run_system Transformer transformer "${train_args[@]}" ${transformer[@]+"${transformer[@]}"}
+run_system CCN ccn "${train_args[@]}" ${ccn[@]+"${ccn[@]}"}
+
+finish_systems
 
 report "CCN vs Transformer (Li & Jiang 2020), $corpus" "CCN vs Transformer, $corpus (seed $seed)" "$setting" \
   Transformer=transformer CCN=ccn

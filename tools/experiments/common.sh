@@ -3,12 +3,17 @@
 # SentencePiece vocabulary), training and translating each system, and the report
 # (csan-score with paired bootstrap against the first system, results.md, curves).
 # A script sets `experiment` (its name, for messages), then calls
-#   experiment_options "$@"            --quick --out --build --data --seed, -h (the script's header)
-#   toy_corpus | raw_corpus            sets src, tgt and the train/valid/test prefixes
+#   experiment_options "$@"            --quick --out --build --data --seed --jobs --precision,
+#                                      -h (the script's header)
+#   toy_corpus [VALID TEST] | multi30k_corpus   sets src, tgt and the train/valid/test prefixes
 #   preprocess SPM_VOCAB               -> data-bin (kept when there)
-#   train_and_translate NAME DIR ARGS  csan-train RECIPE ARGS (resumes), then valid and test
-#                                      translated with DIR/checkpoint_best.pt -> hyp/SPLIT/NAME
-#   report TITLE CURVES_TITLE SETTING NAME=DIR ...
+#   run_system NAME DIR ARGS           csan-train RECIPE ARGS (resumes), then valid and test
+#                                      translated (beam `beam`, default 5) with
+#                                      DIR/checkpoint_best.pt -> hyp/SPLIT/NAME; with --jobs N,
+#                                      up to N systems at once
+#   finish_systems                     waits for them; an error when one failed
+#   (--systems A,B: only those systems train and translate, and report writes no table)
+#   report TITLE CURVES_TITLE SETTING NAME=DIR ...   (extra results_table.py options: table_args)
 # Only the executables' command lines are used.
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -16,15 +21,20 @@ read -r load_at_start _ < /proc/loadavg  # times per update mean little on a bus
 die() { echo "$experiment: error: $*" >&2; exit 1; }
 step() { echo "$experiment: $*" >&2; }
 
-# Sets quick, out, build, data, seed, bin and python; creates OUT and enters it.
+# Sets quick, out, build, data, seed, jobs, precision, beam, bin and python; creates OUT
+# and enters it.
 experiment_options() {
-  quick=0 out="" build=${CSAN_BUILD_DIR:-$root/build} data=$root/../shared/data/multi30k seed=1
+  quick=0 out="" build=${CSAN_BUILD_DIR:-$root/build} data=$root/../shared/data/multi30k seed=1 jobs=1 precision=""
+  beam=5 table_args=() pids=() pid_names=() only="" all_systems=()
   while (($#)); do
     case "$1" in
       --quick) quick=1 ;;
-      --out|--build|--data|--seed)
+      --out|--build|--data|--seed|--jobs|--precision|--systems)
         (($# >= 2)) || die "$1 needs a value"
-        case "$1" in --out) out=$2 ;; --build) build=$2 ;; --data) data=$2 ;; --seed) seed=$2 ;; esac
+        case "$1" in
+          --out) out=$2 ;; --build) build=$2 ;; --data) data=$2 ;; --seed) seed=$2 ;; --jobs) jobs=$2 ;;
+          --precision) precision=$2 ;; --systems) only=",$2," ;;
+        esac
         shift ;;
       -h|--help) awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"; exit 0 ;;
       *) die "unknown option '$1' (see --help)" ;;
@@ -32,6 +42,19 @@ experiment_options() {
     shift
   done
   [[ $seed =~ ^[0-9]+$ ]] || die "--seed '$seed': not a non-negative integer"
+  [[ $jobs =~ ^[0-9]+$ ]] && ((jobs >= 1)) || die "--jobs '$jobs': not a positive integer"
+  case "$precision" in
+    ""|fp32|fp16|amp|bf16) ;;
+    *) die "--precision '$precision': not one of fp32, fp16, amp, bf16" ;;
+  esac
+  # Systems trained at once share the CPUs (on a GPU machine, the GPU; each process then
+  # needs a core to launch its kernels).
+  threads=()
+  if ((jobs > 1)); then
+    local cpus
+    cpus=$(nproc)
+    threads=(--threads $((cpus / jobs > 0 ? cpus / jobs : 1)))
+  fi
   # Absolute, because the steps run inside OUT.
   [ -d "$build" ] || die "--build $build: no such directory"
   build=$(cd "$build" && pwd)
@@ -49,14 +72,15 @@ experiment_options() {
 }
 
 # The built-in toy corpus of the quick checks: 1,000 training pairs of at most 10 words,
-# 100 valid, 100 test, seed 1 (small enough that ctest runs each --quick in well under a minute).
+# VALID (default 100) valid, TEST (default 100) test, seed 1 (small enough that ctest runs
+# each --quick in well under a minute).
 toy_corpus() {
   src=src tgt=tgt
   local raw=$out/raw
   train_prefix=$raw/train valid_prefix=$raw/valid test_prefix=$raw/test
   if [ ! -s "$raw/test.$tgt" ]; then
     step "toy corpus -> $raw"
-    "$build/tools/csan-toy-corpus" --out-dir "$raw" --train 1000 --valid 100 --test 100 --seed 1 --max-words 10 \
+    "$build/tools/csan-toy-corpus" --out-dir "$raw" --train 1000 --valid "${1:-100}" --test "${2:-100}" --seed 1 --max-words 10 \
       2> toy-corpus.log ||
       { tail -1 toy-corpus.log >&2; die "csan-toy-corpus failed (log: $out/toy-corpus.log)"; }
   fi
@@ -82,25 +106,68 @@ preprocess() {
 }
 
 # train_and_translate NAME DIR [csan-train options]: trains `recipe` with `seed` and
-# --eval-bleu, then translates valid and test (beam 5) with the lowest-loss checkpoint.
+# --eval-bleu, then translates valid and test (beam `beam`) with the lowest-loss checkpoint.
 train_and_translate() {
   local name=$1 dir=$2 split
   shift 2
   mkdir -p "$dir"
   step "training $name -> $out/$dir (log: $dir/train.log)"
   # Appended, not replaced: a resumed run's log keeps the first part's lines.
-  "$bin/csan-train" "$recipe" --data data-bin --save-dir "$dir" --seed "$seed" --eval-bleu "$@" >> "$dir/train.log" 2>&1 ||
+  "$bin/csan-train" "$recipe" --data data-bin --save-dir "$dir" --seed "$seed" --eval-bleu \
+    ${precision:+--precision "$precision"} ${threads[@]+"${threads[@]}"} "$@" >> "$dir/train.log" 2>&1 ||
     { tail -3 "$dir/train.log" >&2; die "csan-train failed for $name (log: $out/$dir/train.log)"; }
   for split in valid test; do
     mkdir -p "hyp/$split"
     if [ ! -s "hyp/$split/$name" ] || [ "$dir/checkpoint_best.pt" -nt "hyp/$split/$name" ]; then
       step "translating $split with $name"
-      "$bin/csan-generate" --path "$dir/checkpoint_best.pt" --data data-bin --gen-subset $split --beam 5 \
-        --output-format plain > "hyp/$split/$name.tmp" 2> "hyp/$split/$name.log" ||
+      "$bin/csan-generate" --path "$dir/checkpoint_best.pt" --data data-bin --gen-subset $split --beam "$beam" \
+        ${threads[@]+"${threads[@]}"} --output-format plain > "hyp/$split/$name.tmp" 2> "hyp/$split/$name.log" ||
         { tail -3 "hyp/$split/$name.log" >&2; die "csan-generate failed for $name on $split"; }
       mv "hyp/$split/$name.tmp" "hyp/$split/$name"
     fi
   done
+}
+
+# run_system NAME DIR [csan-train options]: train_and_translate, in the background with
+# --jobs N > 1 once fewer than N systems are running.
+run_system() {
+  all_systems+=("$1")
+  [ -z "$only" ] || [[ $only == *",$1,"* ]] || return 0
+  if ((jobs == 1)); then
+    train_and_translate "$@"
+    return
+  fi
+  while (($(jobs -pr | wc -l) >= jobs)); do sleep 1; done
+  train_and_translate "$@" &
+  pids+=($!) pid_names+=("$1")
+}
+
+# finish_systems: waits for the systems run_system started; an error naming those that failed
+# (their own errors came first).
+finish_systems() {
+  local i failed=()
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || failed+=("${pid_names[$i]}")
+  done
+  pids=() pid_names=()
+  ((${#failed[@]} == 0)) || die "${failed[*]}: failed (see the errors above)"
+}
+
+# The machine line of a results table: the commit, the CPU, the load when the script
+# started, the GPU when csan-train ran on one, the precision and how many systems trained
+# at once.
+machine_line() {
+  local first_log=$1 commit cpu gpu="" line
+  commit=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
+  cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+  if grep -q "parameters, on cuda" "$first_log" 2>/dev/null; then
+    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+    gpu="; trained on a GPU (${gpu:-name unknown}) with the CPU cores beside it"
+  fi
+  line="Commit $commit; $(nproc) CPU cores (${cpu:-unknown CPU})$gpu, load average $load_at_start when the script started; $(date -u +%Y-%m-%d)."
+  [ -z "$precision" ] || line="$line Trained with --precision $precision."
+  ((jobs == 1)) || line="$line $jobs systems trained at once (--jobs $jobs): times per update are those of a shared machine, not of one system alone."
+  echo "$line"
 }
 
 # report TITLE CURVES_TITLE SETTING NAME=DIR...: BLEU and chrF2 of every system on valid
@@ -110,6 +177,14 @@ train_and_translate() {
 report() {
   local title=$1 curves_title=$2 setting=$3 split system
   shift 3
+  if [ -n "$only" ]; then
+    local wanted known=",$(IFS=,; echo "${all_systems[*]}"),"
+    for wanted in ${only//,/ }; do
+      [[ $known == *",$wanted,"* ]] || die "--systems: no system '$wanted' (the systems: ${known:1:-1})"
+    done
+    step "trained and translated ${only:1:-1} (--systems); without --systems the table follows"
+    return 0
+  fi
   local names=() dirs=() labels=()
   for system in "$@"; do
     names+=("${system%%=*}") dirs+=("${system#*=}") labels+=(--label "${system%%=*}")
@@ -124,12 +199,10 @@ report() {
     mv "$split-scores.json.tmp" "$split-scores.json"
   done
 
-  local commit cpu plots
-  commit=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
-  cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
-  setting="$setting Commit $commit; $(nproc) CPU cores (${cpu:-unknown CPU}), load average $load_at_start when the script started; $(date -u +%Y-%m-%d)."
-  "$python" "$root/tools/experiments/results_table.py" --output results.md --title "$title" --setting "$setting" \
-    --valid-scores valid-scores.json --test-scores test-scores.json "$@"
+  local plots
+  setting="$setting $(machine_line "${dirs[0]}/train.log")"
+  "$python" "$root/tools/experiments/results_table.py" --output results.md ${table_args[@]+"${table_args[@]}"} \
+    --title "$title" --setting "$setting" --valid-scores valid-scores.json --test-scores test-scores.json "$@"
 
   if "$python" -c 'import matplotlib' 2>/dev/null; then
     "$python" "$root/tools/plot-curves" "${dirs[@]}" "${labels[@]}" --title "$curves_title" -o curves.png

@@ -7,12 +7,15 @@
 # is installed, OUT/curves.png and OUT/test-significance.png (tools/plot-curves).
 #
 #   tools/experiments/csan-table2.sh [--quick] [--out DIR] [--build DIR] [--data DIR] [--seed N]
+#          [--jobs N] [--precision P]
 #
 # full     recipes/multi30k-small.yaml (d 256, 3 + 3 layers, joint 8k SentencePiece),
 #          4,000 updates per system; CSAN: window 11 (M+1), 1 or 3 heads (N+1), in encoder
 #          layers 0 and 1. About 7 hours on 2 CPU cores (README, "tools/experiments").
 # --quick  the built-in toy corpus (1,000 pairs) and the tiny recipe, 80 updates: under a
 #          minute; checks the pipeline, not the paper (ctest runs it).
+# --jobs N   up to N systems train at once (on a GPU machine; on a CPU each gets 1/N of
+#            the cores); --precision P (fp32, fp16, amp, bf16) is given to csan-train.
 # Rerunning continues: data and finished steps are kept, training resumes from
 # checkpoint_last.pt. Only the executables' command lines are used.
 set -euo pipefail
@@ -37,9 +40,11 @@ else
 fi
 preprocess $spm_vocab
 
-train_and_translate Transformer transformer ${train_args[@]+"${train_args[@]}"}
-train_and_translate CSAN-1D csan1d ${train_args[@]+"${train_args[@]}"} "${csan1d[@]}"
-train_and_translate CSAN-2D csan2d ${train_args[@]+"${train_args[@]}"} "${csan2d[@]}"
+run_system Transformer transformer ${train_args[@]+"${train_args[@]}"}
+run_system CSAN-1D csan1d ${train_args[@]+"${train_args[@]}"} "${csan1d[@]}"
+run_system CSAN-2D csan2d ${train_args[@]+"${train_args[@]}"} "${csan2d[@]}"
+
+finish_systems
 
 report "CSAN Table 2: Transformer vs CSAN-1D vs CSAN-2D, $corpus" \
   "CSAN Table 2, $corpus: Transformer vs CSAN-1D vs CSAN-2D (seed $seed)" "$setting" \

@@ -10,6 +10,7 @@
 # OUT/test-significance.png (tools/plot-curves).
 #
 #   tools/experiments/locality-table1.sh [--quick] [--out DIR] [--build DIR] [--data DIR] [--seed N]
+#          [--jobs N] [--precision P]
 #
 # full     recipes/multi30k-small.yaml (d 256, 4 heads, 3 + 3 layers, joint 8k SentencePiece),
 #          4,000 updates per system. Each method where its preset puts it, scaled to 3
@@ -19,42 +20,15 @@
 #          "tools/experiments").
 # --quick  the built-in toy corpus (1,000 pairs) and the tiny recipe, 40 updates each:
 #          under a minute; checks the pipeline, not the paper (ctest runs it).
+# --jobs N   up to N systems train at once (on a GPU machine; on a CPU each gets 1/N of
+#            the cores); --precision P (fp32, fp16, amp, bf16) is given to csan-train.
 # Rerunning continues: data and finished steps are kept, training resumes from
 # checkpoint_last.pt. Only the executables' command lines are used.
 set -euo pipefail
+experiment=locality-table1
+source "$(dirname "$0")/common.sh"
+experiment_options "$@"
 
-root=$(cd "$(dirname "$0")/../.." && pwd)
-read -r load_at_start _ < /proc/loadavg  # times per update mean little on a busy machine
-die() { echo "locality-table1: error: $*" >&2; exit 1; }
-step() { echo "locality-table1: $*" >&2; }
-
-quick=0 out="" build=${CSAN_BUILD_DIR:-$root/build} data=$root/../shared/data/multi30k seed=1
-while (($#)); do
-  case "$1" in
-    --quick) quick=1 ;;
-    --out|--build|--data|--seed)
-      (($# >= 2)) || die "$1 needs a value"
-      case "$1" in --out) out=$2 ;; --build) build=$2 ;; --data) data=$2 ;; --seed) seed=$2 ;; esac
-      shift ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) die "unknown option '$1' (see --help)" ;;
-  esac
-  shift
-done
-[[ $seed =~ ^[0-9]+$ ]] || die "--seed '$seed': not a non-negative integer"
-bin=$build/cli
-for exe in "$bin/csan-preprocess" "$bin/csan-train" "$bin/csan-generate" "$bin/csan-score" "$build/tools/csan-toy-corpus"; do
-  [ -x "$exe" ] || die "$exe: not built (run tools/build.sh, or give --build DIR)"
-done
-python=/usr/bin/python3
-[ -x "$python" ] || die "$python: not found (Debian's python3 writes the table)"
-if [ -z "$out" ]; then out=$build/experiments/locality-table1$( ((quick)) && echo -quick); fi
-mkdir -p "$out" 2>/dev/null || die "--out $out: cannot create directory"
-[ -w "$out" ] || die "--out $out: not writable"
-out=$(cd "$out" && pwd)
-cd "$out"
-
-# ---- data and settings ----------------------------------------------------------------
 systems=(Transformer BI_DIRECT REL_POS NEIGHBOR LOCAL_HARD LOCAL_SOFT BLOCK CNNs CSAN-2D)
 declare -A dirs=([Transformer]=transformer [BI_DIRECT]=bi_direct [REL_POS]=rel_pos [NEIGHBOR]=neighbor
                  [LOCAL_HARD]=local_hard [LOCAL_SOFT]=local_soft [BLOCK]=block [CNNs]=cnns [CSAN-2D]=csan2d)
@@ -77,11 +51,8 @@ settings() {
   esac
 }
 if ((quick)); then
-  src=src tgt=tgt corpus="toy corpus (quick check)"
-  raw=$out/raw
-  train_prefix=$raw/train valid_prefix=$raw/valid test_prefix=$raw/test
-  recipe=$root/recipes/tiny-transformer.yaml
-  spm_vocab=200
+  toy_corpus 60 60
+  corpus="toy corpus (quick check)" recipe=$root/recipes/tiny-transformer.yaml spm_vocab=200
   train_args=(--max-update 40 --log-interval 10 --set dataset.validate_interval_updates=20 --set dataset.max_tokens=1024
               --set lr_scheduler.warmup_updates=20
               --set task.eval_bleu_beam=1 --set checkpoint.no_epoch_checkpoints=true)
@@ -89,68 +60,25 @@ if ((quick)); then
   csan_arch=(--arch csan2d_tiny)
   beam=2
   setting="Quick check (--quick): the built-in toy corpus (1,000 training pairs), recipes/tiny-transformer.yaml (2 + 2 layers, 4 heads), 40 updates of 1,024 tokens, seed $seed, beam $beam; the methods in encoder layer 0, REL_POS everywhere, BLOCK in both encoder layers. Numbers say nothing about the paper."
-  if [ ! -s "$raw/test.$tgt" ]; then
-    step "toy corpus -> $raw"
-    "$build/tools/csan-toy-corpus" --out-dir "$raw" --train 1000 --valid 60 --test 60 --seed 1 --max-words 10 2>/dev/null
-  fi
 else
-  src=en tgt=de corpus="Multi30k En→De"
-  for f in train.en train.de val.en val.de test2016.en test2016.de; do
-    [ -s "$data/$f" ] || die "--data $data: no $f (expected Multi30k's raw train/val/test2016 .en/.de files)"
-  done
-  train_prefix=$data/train valid_prefix=$data/val test_prefix=$data/test2016
-  recipe=$root/recipes/multi30k-small.yaml
-  spm_vocab=8000
+  multi30k_corpus
+  corpus="Multi30k En→De" recipe=$root/recipes/multi30k-small.yaml spm_vocab=8000
   train_args=()
   layers=("[0,1]" "[0,1,2]" 2)
   csan_arch=(--arch csan)  # the recipe's sizes with CSAN's entry
-  beam=5
   setting="Multi30k En→De (29,000 / 1,014 / 1,000 pairs: train / val / test2016), joint 8k SentencePiece vocabulary, recipes/multi30k-small.yaml (d 256, FFN 1024, 4 heads, 3 + 3 layers, dropout 0.3, 4,096 tokens per batch, 4,000 updates), seed $seed, beam $beam, checkpoint with the lowest validation loss. BI_DIRECT, NEIGHBOR, LOCAL_HARD (window 10, 2 of 4 heads local), LOCAL_SOFT, CNNs (4 convolutions of kernel 7) and CSAN-2D (11 positions x 3 heads) in encoder layers 0 and 1; REL_POS (k 16) in every attention; BLOCK (blocks of 4) in every encoder layer."
 fi
+preprocess $spm_vocab
 
-if [ ! -s data-bin/preprocess.json ]; then
-  step "preprocessing -> $out/data-bin"
-  "$bin/csan-preprocess" --source-lang $src --target-lang $tgt --trainpref "$train_prefix" \
-    --validpref "$valid_prefix" --testpref "$test_prefix" --destdir data-bin --joined-dictionary \
-    --spm-vocab-size $spm_vocab --workers 2 2> preprocess.log || { tail -3 preprocess.log >&2; die "csan-preprocess failed (log: $out/preprocess.log)"; }
-fi
-
-# ---- train, translate ---------------------------------------------------------------
 for name in "${systems[@]}"; do
-  dir=${dirs[$name]}
-  read -r -a system_args <<< "$(settings "$dir" "${layers[@]}")"
-  mkdir -p "$dir"
-  step "training $name -> $out/$dir (log: $dir/train.log)"
-  # Appended, not replaced: a resumed run's log keeps the first part's lines.
-  "$bin/csan-train" "$recipe" --data data-bin --save-dir "$dir" --seed "$seed" --eval-bleu \
-    ${train_args[@]+"${train_args[@]}"} ${system_args[@]+"${system_args[@]}"} >> "$dir/train.log" 2>&1 ||
-    { tail -3 "$dir/train.log" >&2; die "csan-train failed for $name (log: $out/$dir/train.log)"; }
-  for split in valid test; do
-    mkdir -p "hyp/$split"
-    if [ ! -s "hyp/$split/$name" ] || [ "$dir/checkpoint_best.pt" -nt "hyp/$split/$name" ]; then
-      step "translating $split with $name"
-      "$bin/csan-generate" --path "$dir/checkpoint_best.pt" --data data-bin --gen-subset $split --beam $beam \
-        --output-format plain > "hyp/$split/$name.tmp" 2> "hyp/$split/$name.log" ||
-        { tail -3 "hyp/$split/$name.log" >&2; die "csan-generate failed for $name on $split"; }
-      mv "hyp/$split/$name.tmp" "hyp/$split/$name"
-    fi
-  done
+  read -r -a system_args <<< "$(settings "${dirs[$name]}" "${layers[@]}")"
+  run_system "$name" "${dirs[$name]}" ${train_args[@]+"${train_args[@]}"} ${system_args[@]+"${system_args[@]}"}
 done
-
-# ---- score, table, plots --------------------------------------------------------------
-declare -A refs=([valid]="$valid_prefix.$tgt" [test]="$test_prefix.$tgt")
-for split in valid test; do
-  step "scoring $split (BLEU, chrF2, paired bootstrap against Transformer)"
-  # Run inside hyp/SPLIT so that csan-score names the systems by their Table 1 names.
-  (cd "hyp/$split" && "$bin/csan-score" "${refs[$split]}" -i "${systems[@]}" --paired-bs \
-     -m bleu chrf -f json > "../../$split-scores.json.tmp" 2> "../../$split-scores.log") ||
-    { tail -3 "$split-scores.log" >&2; die "csan-score failed on $split"; }
-  mv "$split-scores.json.tmp" "$split-scores.json"
-done
+finish_systems
 
 # Table 1 of the paper (WMT14 En->De, Transformer-Base, 8 P40 GPUs): parameters, speed in
 # steps per second (and relative to the Transformer's 1.28), BLEU (and its gain).
-cat > table1.json <<'EOF'
+cat > table1.json <<'JSON'
 {"columns": ["Table 1: parameters", "Table 1: speed", "Table 1: BLEU"],
  "rows": {"Transformer": ["88.0M", "1.28", "27.31"],
           "BI_DIRECT": ["+0.0M", "1.28 (1.00)", "27.58 (+0.27)"],
@@ -161,29 +89,9 @@ cat > table1.json <<'EOF'
           "BLOCK": ["+6.0M", "0.95 (0.74)", "27.59 (+0.28)"],
           "CNNs": ["+42.6M", "0.74 (0.58)", "27.70 (+0.39)"],
           "CSAN-2D": ["+0.0M", "1.22 (0.95)", "28.18 (+0.87)"]}}
-EOF
-commit=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
-cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
-setting="$setting Commit $commit; $(nproc) CPU cores (${cpu:-unknown CPU}), load average $load_at_start when the script started; $(date -u +%Y-%m-%d)."
+JSON
+table_args=(--relative --paper-columns table1.json)
 pairs=()
 for name in "${systems[@]}"; do pairs+=("$name=${dirs[$name]}"); done
-"$python" "$root/tools/experiments/results_table.py" --output results.md --relative --paper-columns table1.json \
-  --title "CSAN Table 1: the Transformer, seven locality baselines and 2-D CSAN, $corpus" --setting "$setting" \
-  --valid-scores valid-scores.json --test-scores test-scores.json "${pairs[@]}"
-
-if "$python" -c 'import matplotlib' 2>/dev/null; then
-  labels=()
-  for name in "${systems[@]}"; do labels+=(--label "$name"); done
-  dir_list=()
-  for name in "${systems[@]}"; do dir_list+=("${dirs[$name]}"); done
-  "$python" "$root/tools/plot-curves" "${dir_list[@]}" "${labels[@]}" \
-    --title "CSAN Table 1, $corpus: Transformer, locality baselines, CSAN-2D (seed $seed)" -o curves.png
-  "$python" "$root/tools/plot-curves" --paired-bs test-scores.json -o test-significance.png \
-    --title "Test set: paired bootstrap against Transformer (* p < 0.05)"
-  plots=" curves.png, test-significance.png"
-else
-  step "no plots: python3-matplotlib is not installed (tools/install-deps.sh --plots); the table is written"
-  plots=""
-fi
-cat results.md
-step "wrote $out/results.md$plots"
+report "CSAN Table 1: the Transformer, seven locality baselines and 2-D CSAN, $corpus" \
+  "CSAN Table 1, $corpus: Transformer, locality baselines, CSAN-2D (seed $seed)" "$setting" "${pairs[@]}"

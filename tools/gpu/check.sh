@@ -20,8 +20,6 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 data=${1:?usage: tools/gpu/check.sh DATA [OUT]}
 out=${2:-$root/build-gpu/check}
 mkdir -p "$out"
-build=${CSAN_GPU_BUILD_DIR:-$root/build-gpu}
-prefix=$root/.gpu/prefix
 start=$(date +%s)
 step() { echo "== [$(($(date +%s) - start)) s] $*"; }
 # CSAN_GPU_STEPS picks what runs after the build (default: all of them).
@@ -37,33 +35,12 @@ print("torch", torch.__version__, "cuda", torch.version.cuda, "gpu", torch.cuda.
 PY
 g++ --version | head -1; cmake --version | head -1; (ldd --version | head -1) || true
 
-step "unpack .gpu/debs into $prefix"
-rm -rf "$prefix" && mkdir -p "$prefix"
-for deb in "$root"/.gpu/debs/*.deb; do dpkg -x "$deb" "$prefix" || exit 1; done
-
-step "configure"
-torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
-for cuda in /usr/local/cuda /usr/local/cuda-*; do
-  if [ -x "$cuda/bin/nvcc" ]; then export PATH=$cuda/bin:$PATH CUDAToolkit_ROOT=$cuda; break; fi
-done
-generator=(); command -v ninja >/dev/null && generator=(-G Ninja)
-cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_PREFIX_PATH="$torch_prefix;$prefix/usr" -DCSAN_DEPS_PREFIX="$prefix" ${CSAN_GPU_CMAKE_ARGS:-} \
-  >"$out/configure.log" 2>&1 || { tail -40 "$out/configure.log"; exit 1; }
-grep -i -E 'warning|cuda|torch' "$out/configure.log" | head -20
-
-step "build"
+source "$root/tools/gpu/build-env.sh"
 targets=${CSAN_GPU_TARGETS:-csan-train csan-generate csan-preprocess csan-score test_training test_generation average-checkpoints}
-# shellcheck disable=SC2086
-cmake --build "$build" --parallel "$(nproc)" --target $targets -- \
-  $([ ${#generator[@]} -gt 0 ] && echo -k 0) >"$out/build.log" 2>&1
-status=$?
-grep -E 'error|Error' "$out/build.log" | head -60
 # Test binaries that failed to build do not stop the executables' checks.
-[ $status = 0 ] || [ -x "$build/cli/csan-generate" ] || { tail -20 "$out/build.log"; exit 1; }
+# shellcheck disable=SC2086
+gpu_build $targets || [ -x "$bin/csan-generate" ] || { tail -20 "$out/build.log"; exit 1; }
 
-export LD_LIBRARY_PATH=$prefix/usr/lib/x86_64-linux-gnu:$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-bin=$build/cli
 # The progress lines' tokens/s (wps), the last training loss and the valid loss.
 summarize() { grep -E '"(train|valid)"|wps|loss|BLEU|sentences/s|error' "$1" | tail -${2:-4}; }
 

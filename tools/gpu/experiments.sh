@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The full settings of tools/experiments on the lent GPU machine, all at once: builds csan
+# there (tools/gpu/build-env.sh), then runs csan-table2.sh, ccn-vs-transformer.sh and
+# locality-table1.sh side by side with --jobs, so that every system of the three (12
+# trainings of recipes/multi30k-small.yaml) trains at the same time on the one GPU, each
+# script pinned to its own share of the CPU cores (a process needs one to launch its
+# kernels). The locality table's Transformer and CSAN-2D are csan-table2's (the same
+# command lines): locality-table1.sh first trains its seven methods (--systems), then,
+# once all are done, translates and writes its table. Prepared here:
+#   tools/gpu/fetch-debs.sh                       .gpu/debs
+#   cp -r ../shared/data/multi30k .gpu/multi30k   the raw corpus (references, and the data)
+#   cp -r DATA-BIN .gpu/m30k                      optional: a csan-preprocess output of the
+#                                                 scripts' own settings, to skip preprocessing
+# then there (the device tool, carry [".gpu/debs", ".gpu/multi30k", ".gpu/m30k"]):
+#   tools/gpu/experiments.sh [OUT]
+# CSAN_GPU_PRECISION (default fp16) is the scripts' --precision, CSAN_GPU_DEADLINE (default
+# 540) the seconds after which unfinished trainings are stopped: a second call on the same
+# warm machine resumes them (the runs live in build-gpu/experiments). Each experiment's
+# readable outputs (results.md, scores, translations, logs, metrics.jsonl, recipes; no
+# checkpoints) are copied to OUT/NAME (default: build-gpu/experiments-out). CSAN_GPU_QUICK=1
+# runs the scripts' --quick settings instead (a check of this script, on any machine with
+# CSAN_GPU_BUILD_DIR set to a build).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=${1:-$root/build-gpu/experiments-out}
+mkdir -p "$out"
+start=$(date +%s)
+step() { echo "== [$(($(date +%s) - start)) s] $*"; }
+deadline=${CSAN_GPU_DEADLINE:-540}
+precision=${CSAN_GPU_PRECISION:-fp16}
+quick=(); [ "${CSAN_GPU_QUICK:-0}" = 1 ] && quick=(--quick)
+
+step "machine"
+nvidia-smi -L || true
+source "$root/tools/gpu/build-env.sh"
+if [ ! -x "$bin/csan-train" ] || [ ! -x "$build/tools/csan-toy-corpus" ]; then
+  gpu_build csan-train csan-generate csan-preprocess csan-score csan-toy-corpus || { tail -20 "$out/build.log"; exit 1; }
+fi
+
+runs=$build/experiments
+# Each script on its own CPU cores (taskset), about one per training.
+methods=BI_DIRECT,REL_POS,NEIGHBOR,LOCAL_HARD,LOCAL_SOFT,BLOCK,CNNs
+locality_first=(--systems "$methods")
+if ((${#quick[@]})); then
+  locality_first=()  # the quick settings of the two scripts differ: nothing to share
+else
+  mkdir -p "$runs/locality"
+  ln -sfn ../csan-table2/transformer "$runs/locality/transformer"
+  ln -sfn ../csan-table2/csan2d "$runs/locality/csan2d"
+fi
+launch() {  # NAME SCRIPT JOBS CORES [script options]
+  local name=$1 script=$2 jobs=$3 cores=$4
+  shift 4
+  mkdir -p "$runs/$name"
+  # The scripts keep data-bin when it is there (the same settings: joint 8k SentencePiece).
+  [ -s "$runs/$name/data-bin/preprocess.json" ] || [ ! -s "$root/.gpu/m30k/preprocess.json" ] || ((${#quick[@]})) ||
+    cp -r "$root/.gpu/m30k" "$runs/$name/data-bin"
+  step "$script --jobs $jobs --precision $precision $* on CPUs $cores -> $runs/$name"
+  local pin=()
+  # (A machine with fewer than 16 cores, as in a CSAN_GPU_QUICK check, shares them all.)
+  (($(nproc) >= 16)) && pin=(taskset -c "$cores")
+  setsid ${pin[@]+"${pin[@]}"} "$root/tools/experiments/$script" --out "$runs/$name" --build "$build" \
+    --data "$root/.gpu/multi30k" --jobs "$jobs" --precision "$precision" ${quick[@]+"${quick[@]}"} "$@" >> "$runs/$name.log" 2>&1 &
+  pids+=($!)
+}
+pids=()
+launch csan-table2 csan-table2.sh 3 0-4
+launch ccn ccn-vs-transformer.sh 2 5-7
+launch locality locality-table1.sh 7 8-15 ${locality_first[@]+"${locality_first[@]}"}
+
+# Progress every minute: the last update each training logged.
+progress() {
+  local line="" f
+  for f in "$runs"/*/*/metrics.jsonl; do
+    [ -s "$f" ] || continue
+    line="$line $(basename "$(dirname "$(dirname "$f")")")/$(basename "$(dirname "$f")"):$(tail -1 "$f" | grep -o '"update": *[0-9]*' | grep -o '[0-9]*$')"
+  done
+  step "updates:$line"
+}
+alive() { local p; for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
+last_report=$(date +%s)
+while alive && (($(date +%s) - start < deadline)); do
+  sleep 5
+  if (($(date +%s) - last_report >= 60)); then progress; last_report=$(date +%s); fi
+done
+if alive; then
+  step "deadline ($deadline s): stopping the unfinished runs (a second call resumes them)"
+  for p in "${pids[@]}"; do kill -TERM -- -"$p" 2>/dev/null; done
+  sleep 3
+  for p in "${pids[@]}"; do kill -KILL -- -"$p" 2>/dev/null; done
+fi
+progress
+failed=0
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}" || failed=1
+done
+if ((failed == 0)) && ((${#locality_first[@]})) && (($(date +%s) - start < deadline)); then
+  step "the locality table: its Transformer and CSAN-2D translate, then the table"
+  pids=()
+  launch locality locality-table1.sh 9 0-15
+  wait "${pids[0]}"
+fi
+for name in csan-table2 ccn locality; do echo "== $name"; tail -4 "$runs/$name.log"; done
+
+step "copy the readable outputs to $out"
+for name in csan-table2 ccn locality; do
+  (cd "$runs" && find -L "$name" -path "$name/data-bin" -prune -o -path "$name/raw" -prune -o -type f \
+     ! -name '*.pt' ! -name '.csan.lock' ! -name '*.tmp' -print0 | xargs -0 -r cp --parents -t "$out")
+  cp "$runs/$name.log" "$out/$name.log"
+done
+du -sh "$out"
+step "done"
