@@ -60,9 +60,8 @@ torch::Tensor BlockEntry::output(const torch::Tensor& context, const AttentionIn
     hidden = torch::cat({hidden, torch::ones({batch, padded - length}, hidden.options())}, 1);
   }
   // Source2token summary of each block, per head: w = softmax over the block (hidden positions excluded).
-  const torch::Tensor logits = summary_logits(torch::sigmoid(summary_gate(r)))  // [B, P, H]
-                                   .masked_fill(hidden.unsqueeze(-1), kHiddenScore)
-                                   .view({batch, blocks, n, heads});
+  torch::Tensor logits = summary_logits(torch::sigmoid(summary_gate(r)));  // [B, P, H]
+  logits = logits.masked_fill(hidden.unsqueeze(-1), hidden_score(logits.scalar_type())).view({batch, blocks, n, heads});
   const torch::Tensor weights = torch::softmax(logits, 2);
   const torch::Tensor r_heads = r.view({batch, blocks, n, heads, head_dim});
   const torch::Tensor s = (weights.unsqueeze(-1) * r_heads).sum(2);  // [B, M, H, d]
@@ -73,8 +72,8 @@ torch::Tensor BlockEntry::output(const torch::Tensor& context, const AttentionIn
       block_query(s_flat).view({batch, blocks, heads, head_dim}).transpose(1, 2) / std::sqrt(double(head_dim));
   const torch::Tensor keys = s.transpose(1, 2);  // [B, H, M, d], also the values
   const torch::Tensor empty_block = hidden.view({batch, blocks, n}).all(2).view({batch, 1, 1, blocks});
-  torch::Tensor probs =
-      torch::softmax(torch::matmul(queries, keys.transpose(-2, -1)).masked_fill(empty_block, kHiddenScore), -1);
+  const torch::Tensor scores = torch::matmul(queries, keys.transpose(-2, -1));
+  torch::Tensor probs = torch::softmax(scores.masked_fill(empty_block, hidden_score(scores.scalar_type())), -1);
   if (in.training && attention_dropout_ > 0) probs = torch::dropout(probs, attention_dropout_, true);
   const torch::Tensor o = torch::matmul(probs, keys).transpose(1, 2).reshape({batch, blocks, d});
 

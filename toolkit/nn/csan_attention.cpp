@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "toolkit/core/error.h"
+#include "toolkit/nn/hidden_score.h"
 
 namespace csan::nn {
 
@@ -208,7 +209,7 @@ torch::Tensor csan_attention(const torch::Tensor& q, const torch::Tensor& k_all,
              });
   scores = scores + bias;
   if (call.extra_bias.defined()) {  // dense: [B, 1, H, Tq, (N+1) Tk], slot-major columns
-    const torch::Tensor extra = call.extra_bias.narrow(3, first, tk).unsqueeze(1).to(scores.scalar_type());
+    const torch::Tensor extra = bias_as(call.extra_bias.narrow(3, first, tk).unsqueeze(1), scores.scalar_type());
     scores = scores + (g.area > 1 ? extra.repeat({1, 1, 1, 1, g.area}) : extra);
   }
 

@@ -1,5 +1,5 @@
-// Pieces the locality entries (CSAN's Table 1 baselines) share: the score that hides a
-// key, the number of keys each query sees, and the query-conditioned predictor of
+// Pieces the locality entries (CSAN's Table 1 baselines) share (besides the score that
+// hides a key, hidden_score.h): the number of keys each query sees, and the query-conditioned predictor of
 // per-head positions of Luong et al. (2015) and Yang et al. (2018).
 #pragma once
 
@@ -9,14 +9,9 @@
 
 #include "toolkit/nn/attention_entry.h"
 #include "toolkit/nn/dense.h"
+#include "toolkit/nn/hidden_score.h"
 
 namespace csan::nn {
-
-// Added to the score of a key a mask hides. Finite, as in the first author's code
-// (-1e9): a query whose every key is hidden (a padding position's backward direction or
-// empty block) then averages its visible keys instead of producing NaN, while any
-// visible key still takes all of the probability (exp(-1e9) is 0 in float).
-constexpr double kHiddenScore = -1e9;
 
 // I of Yang et al. (2018): how many keys each query sees, [Bq or 1, 1, Tq, 1] float:
 // the keys that are not padding, and in causal self-attention only those up to the

@@ -7,6 +7,7 @@
 #include "toolkit/core/error.h"
 #include "toolkit/nn/decoding_attention.h"
 #include "toolkit/nn/fused_attention.h"
+#include "toolkit/nn/hidden_score.h"
 #include "toolkit/nn/init.h"
 
 namespace csan::nn {
@@ -214,7 +215,7 @@ torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const 
       auto future = torch::ones({tq, tk}, torch::dtype(torch::kBool).device(scores.device())).triu_(tk - tq + 1);
       scores.masked_fill_(future, neg_inf);
     }
-    if (bias.defined()) scores = scores + bias.to(scores.scalar_type());
+    if (bias.defined()) scores = scores + bias_as(bias, scores.scalar_type());
 
     torch::Tensor probs = scores.scalar_type() == torch::kFloat
                               ? torch::softmax(scores, -1)
