@@ -1,7 +1,9 @@
 // tools/experiments/csan-table2.sh and ccn-vs-transformer.sh end to end: --quick (toy
-// corpus, tiny recipes) produces the results table of the compared systems, and bad
+// corpus, tiny recipes) produces the results table of the compared systems, --jobs trains
+// them side by side into the same translations, --systems trains a subset, and bad
 // options are one-line errors. The full settings (hours of training) are not run here.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <filesystem>
 #include <fstream>
@@ -49,6 +51,16 @@ std::map<std::string, std::vector<std::string>> table_rows(const std::string& ma
     rows[cells[0]] = cells;
   }
   return rows;
+}
+
+// The first CPU this process may run on, for `taskset -c` (a machine of one CPU for the script).
+std::string first_usable_cpu() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &set)) return std::to_string(cpu);
+  return "0";
 }
 
 bool is_one_line(const std::string& text) {
@@ -114,7 +126,8 @@ TEST(CsanTable2, MissingDataIsAOneLineErrorNamingIt) {
 
 TEST(CsanTable2, BadOptionsAreOneLineErrors) {
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-           {"--quik"}, {"--seed", "x"}, {"--out"}, {"--quick", "--build", "/nonexistent/build"}}) {
+           {"--quik"}, {"--seed", "x"}, {"--out"}, {"--quick", "--build", "/nonexistent/build"}, {"--jobs", "0"},
+           {"--jobs", "two"}, {"--precision", "fp8"}, {"--systems"}}) {
     std::vector<std::string> argv = {"/bin/bash", kScript};
     argv.insert(argv.end(), args.begin(), args.end());
     const auto result = run(argv);
@@ -168,6 +181,45 @@ TEST(CcnVsTransformer, QuickRunWritesTheTableOfBothSystems) {
   // Each system trained its own arch from the one recipe.
   EXPECT_NE(slurp(out / "ccn" / "run.json").find("\"arch\": \"ccn_tiny\""), std::string::npos);
   EXPECT_NE(slurp(out / "transformer" / "run.json").find("\"arch\": \"transformer_tiny\""), std::string::npos);
+
+  // --jobs 2: both systems at once, each with its share of the CPUs (here one CPU, so one
+  // thread each, as the run above had): the same translations, and the table says how
+  // the times were taken.
+  const fs::path side_by_side = csan::testing::make_temp_dir("ccn_vs_transformer_quick_jobs");
+  const auto jobs = run({"/usr/bin/taskset", "-c", first_usable_cpu(), "/bin/bash", kCcnScript, "--quick", "--out",
+                         side_by_side.string(), "--build", build, "--jobs", "2", "--precision", "fp32"});
+  ASSERT_EQ(jobs.exit_code, 0) << jobs.err;
+  for (const char* split_name : {"valid", "test"})
+    for (const char* name : {"Transformer", "CCN"})
+      EXPECT_EQ(slurp(side_by_side / "hyp" / split_name / name), slurp(out / "hyp" / split_name / name))
+          << split_name << " " << name;
+  const std::string jobs_table = slurp(side_by_side / "results.md");
+  EXPECT_NE(jobs_table.find("Trained with --precision fp32. 2 systems trained at once (--jobs 2)"), std::string::npos)
+      << jobs_table;
+  EXPECT_EQ(table.find("trained at once"), std::string::npos);
+  EXPECT_NE(slurp(side_by_side / "ccn" / "train.log").find("1 thread (common.threads)"), std::string::npos);
+}
+
+// --systems: only the named systems train and translate, and no table is written (a later
+// run without it adds the others and the table); a name that is not a system is an error.
+TEST(CsanTable2, SystemsOptionTrainsOnlyThose) {
+  const fs::path out = csan::testing::make_temp_dir("csan_table2_systems");
+  const auto result =
+      run({"/bin/bash", kScript, "--quick", "--out", out.string(), "--build", kBuildDir, "--systems", "CSAN-1D"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(split(slurp(out / "hyp" / "test" / "CSAN-1D"), '\n').size(), 100u);
+  EXPECT_FALSE(fs::exists(out / "transformer"));
+  EXPECT_FALSE(fs::exists(out / "csan2d"));
+  EXPECT_FALSE(fs::exists(out / "results.md"));
+  EXPECT_NE(result.err.find("trained and translated CSAN-1D (--systems)"), std::string::npos) << result.err;
+
+  const auto unknown =
+      run({"/bin/bash", kScript, "--quick", "--out", out.string(), "--build", kBuildDir, "--systems", "CSAN-3D"});
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_TRUE(is_one_line(unknown.err)) << unknown.err;
+  EXPECT_NE(unknown.err.find("--systems: no system 'CSAN-3D' (the systems: Transformer,CSAN-1D,CSAN-2D)"),
+            std::string::npos)
+      << unknown.err;
 }
 
 TEST(CcnVsTransformer, MissingDataAndBadOptionsAreOneLineErrors) {

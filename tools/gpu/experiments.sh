@@ -17,7 +17,8 @@
 # 540) the seconds after which unfinished trainings are stopped: a second call on the same
 # warm machine resumes them (the runs live in build-gpu/experiments). Each experiment's
 # readable outputs (results.md, scores, translations, logs, metrics.jsonl, recipes; no
-# checkpoints) are copied to OUT/NAME (default: build-gpu/experiments-out). CSAN_GPU_QUICK=1
+# checkpoints) are packed into OUT/experiments.tgz, and each finished table is copied to
+# OUT/NAME-results.md (OUT default: build-gpu/experiments-out). CSAN_GPU_QUICK=1
 # runs the scripts' --quick settings instead (a check of this script, on any machine with
 # CSAN_GPU_BUILD_DIR set to a build).
 set -uo pipefail
@@ -102,11 +103,15 @@ if ((failed == 0)) && ((${#locality_first[@]})) && (($(date +%s) - start < deadl
 fi
 for name in csan-table2 ccn locality; do echo "== $name"; tail -4 "$runs/$name.log"; done
 
-step "copy the readable outputs to $out"
+step "pack the readable outputs into $out/experiments.tgz"
+# One archive (the device tool brings back only shallow folders), without checkpoints,
+# data and the temporary files of a checkpoint interrupted at the deadline.
+(cd "$runs" && \
+  find -L csan-table2 ccn locality csan-table2.log ccn.log locality.log \
+    \( -name data-bin -o -name raw \) -prune -o -type f -size -4M ! -name '*.pt' ! -name '*.pt.tmp*' \
+    ! -name '.csan.lock' -print0 2>/dev/null | tar czf "$out/experiments.tgz" --null -T -)
 for name in csan-table2 ccn locality; do
-  (cd "$runs" && find -L "$name" -path "$name/data-bin" -prune -o -path "$name/raw" -prune -o -type f \
-     ! -name '*.pt' ! -name '.csan.lock' ! -name '*.tmp' -print0 | xargs -0 -r cp --parents -t "$out")
-  cp "$runs/$name.log" "$out/$name.log"
+  [ -s "$runs/$name/results.md" ] && cp "$runs/$name/results.md" "$out/$name-results.md"
 done
-du -sh "$out"
+ls -la "$out"
 step "done"
