@@ -127,7 +127,7 @@ TEST(CsanTable2, MissingDataIsAOneLineErrorNamingIt) {
 TEST(CsanTable2, BadOptionsAreOneLineErrors) {
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"--quik"}, {"--seed", "x"}, {"--out"}, {"--quick", "--build", "/nonexistent/build"}, {"--jobs", "0"},
-           {"--jobs", "two"}, {"--precision", "fp8"}, {"--systems"}}) {
+           {"--jobs", "two"}, {"--precision", "fp8"}, {"--systems"}, {"--report-only", "--systems", "CSAN-1D"}}) {
     std::vector<std::string> argv = {"/bin/bash", kScript};
     argv.insert(argv.end(), args.begin(), args.end());
     const auto result = run(argv);
@@ -202,7 +202,8 @@ TEST(CcnVsTransformer, QuickRunWritesTheTableOfBothSystems) {
 
 // --systems: only the named systems train and translate, and no table is written (a later
 // run without it adds the others and the table); a name that is not a system is an error.
-TEST(CsanTable2, SystemsOptionTrainsOnlyThose) {
+// --report-only then writes the table from what the runs left in OUT.
+TEST(CsanTable2, SystemsOptionTrainsOnlyThoseAndReportOnlyAssemblesTheTable) {
   const fs::path out = csan::testing::make_temp_dir("csan_table2_systems");
   const auto result =
       run({"/bin/bash", kScript, "--quick", "--out", out.string(), "--build", kBuildDir, "--systems", "CSAN-1D"});
@@ -220,6 +221,45 @@ TEST(CsanTable2, SystemsOptionTrainsOnlyThose) {
   EXPECT_NE(unknown.err.find("--systems: no system 'CSAN-3D' (the systems: Transformer,CSAN-1D,CSAN-2D)"),
             std::string::npos)
       << unknown.err;
+
+  // --report-only: the table from the outputs in OUT, without training; a system without
+  // its outputs is a one-line error naming the missing file.
+  const std::vector<std::string> report_only = {"/bin/bash", kScript,    "--quick",       "--out",
+                                                out.string(), "--build", kBuildDir, "--report-only"};
+  const auto missing = run(report_only);
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_TRUE(is_one_line(missing.err)) << missing.err;
+  EXPECT_NE(missing.err.find("--report-only: Transformer has no " + (out / "transformer" / "train.log").string()),
+            std::string::npos)
+      << missing.err;
+  EXPECT_FALSE(fs::exists(out / "transformer"));  // nothing trained
+
+  const auto rest = run({"/bin/bash", kScript, "--quick", "--out", out.string(), "--build", kBuildDir, "--systems",
+                         "Transformer,CSAN-2D"});
+  ASSERT_EQ(rest.exit_code, 0) << rest.err;
+  const auto assembled = run(report_only);
+  ASSERT_EQ(assembled.exit_code, 0) << assembled.err;
+  const std::string table = slurp(out / "results.md");
+  EXPECT_NE(table.find("Table assembled with --report-only"), std::string::npos) << table;
+  EXPECT_TRUE(std::regex_search(table, std::regex("Runs: Transformer, CSAN-1D, CSAN-2D: csan [^,]+, on cpu, fp32, ")))
+      << table;
+  EXPECT_EQ(assembled.err.find("training"), std::string::npos) << assembled.err;
+  // The same rows as the table a whole run writes (here: a rerun that finds everything done).
+  const auto whole = run({"/bin/bash", kScript, "--quick", "--out", out.string(), "--build", kBuildDir});
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  const auto assembled_rows = table_rows(table), whole_rows = table_rows(slurp(out / "results.md"));
+  ASSERT_EQ(assembled_rows.size(), 3u) << table;
+  for (const auto& [name, cells] : whole_rows)
+    for (size_t i : {1, 3, 4, 5, 6, 7, 8}) EXPECT_EQ(assembled_rows.at(name).at(i), cells.at(i)) << name << " " << i;
+
+  // A damaged run.json: an error naming it, and the table already there is kept.
+  const std::string before = slurp(out / "results.md");
+  std::ofstream(out / "csan1d" / "run.json") << "{\"csan_version\": ";
+  const auto damaged = run(report_only);
+  EXPECT_NE(damaged.exit_code, 0);
+  EXPECT_NE(damaged.err.find("results_table: error: csan1d/run.json:1: malformed JSON"), std::string::npos)
+      << damaged.err;
+  EXPECT_EQ(slurp(out / "results.md"), before);
 }
 
 TEST(CcnVsTransformer, MissingDataAndBadOptionsAreOneLineErrors) {

@@ -12,7 +12,9 @@
 #                                      DIR/checkpoint_best.pt -> hyp/SPLIT/NAME; with --jobs N,
 #                                      up to N systems at once
 #   finish_systems                     waits for them; an error when one failed
-#   (--systems A,B: only those systems train and translate, and report writes no table)
+#   (--systems A,B: only those systems train and translate, and report writes no table;
+#   --report-only: nothing trains or translates, the table comes from the translations, logs
+#   and run.json already in OUT, which may come from other machines)
 #   report TITLE CURVES_TITLE SETTING NAME=DIR ...   (extra results_table.py options: table_args)
 # Only the executables' command lines are used.
 
@@ -25,10 +27,11 @@ step() { echo "$experiment: $*" >&2; }
 # and enters it.
 experiment_options() {
   quick=0 out="" build=${CSAN_BUILD_DIR:-$root/build} data=$root/../shared/data/multi30k seed=1 jobs=1 precision=""
-  beam=5 table_args=() pids=() pid_names=() only="" all_systems=()
+  beam=5 table_args=() pids=() pid_names=() only="" all_systems=() report_only=0
   while (($#)); do
     case "$1" in
       --quick) quick=1 ;;
+      --report-only) report_only=1 ;;
       --out|--build|--data|--seed|--jobs|--precision|--systems)
         (($# >= 2)) || die "$1 needs a value"
         case "$1" in
@@ -43,6 +46,7 @@ experiment_options() {
   done
   [[ $seed =~ ^[0-9]+$ ]] || die "--seed '$seed': not a non-negative integer"
   [[ $jobs =~ ^[0-9]+$ ]] && ((jobs >= 1)) || die "--jobs '$jobs': not a positive integer"
+  [ -z "$only" ] || ((report_only == 0)) || die "--systems and --report-only: a table needs every system"
   case "$precision" in
     ""|fp32|fp16|amp|bf16) ;;
     *) die "--precision '$precision': not one of fp32, fp16, amp, bf16" ;;
@@ -97,6 +101,7 @@ multi30k_corpus() {
 }
 
 preprocess() {
+  ((report_only == 0)) || return 0  # the table needs only the raw references
   if [ ! -s data-bin/preprocess.json ]; then
     step "preprocessing -> $out/data-bin"
     "$bin/csan-preprocess" --source-lang $src --target-lang $tgt --trainpref "$train_prefix" \
@@ -133,6 +138,13 @@ train_and_translate() {
 run_system() {
   all_systems+=("$1")
   [ -z "$only" ] || [[ $only == *",$1,"* ]] || return 0
+  if ((report_only)); then
+    local f
+    for f in "$2/train.log" "$2/metrics.jsonl" "$2/run.json" "hyp/valid/$1" "hyp/test/$1"; do
+      [ -s "$f" ] || die "--report-only: $1 has no $out/$f (train it first, or copy its run's outputs there)"
+    done
+    return 0
+  fi
   if ((jobs == 1)); then
     train_and_translate "$@"
     return
@@ -200,7 +212,12 @@ report() {
   done
 
   local plots
-  setting="$setting $(machine_line "${dirs[0]}/train.log")"
+  if ((report_only)); then
+    setting="$setting Table assembled with --report-only from the runs' outputs ($(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown), $(date -u +%Y-%m-%d))."
+    table_args+=(--runs)
+  else
+    setting="$setting $(machine_line "${dirs[0]}/train.log")"
+  fi
   "$python" "$root/tools/experiments/results_table.py" --output results.md ${table_args[@]+"${table_args[@]}"} \
     --title "$title" --setting "$setting" --valid-scores valid-scores.json --test-scores test-scores.json "$@"
 

@@ -13,7 +13,9 @@ systems are named NAME) and the paired-bootstrap p-values against the baseline o
 --relative adds each system's parameters beyond the baseline's and its speed relative
 to the baseline's (baseline time per update / the system's). --paper-columns FILE adds
 columns quoted from a paper: JSON {"columns": [header, ...], "rows": {NAME: [cell, ...]}}
-(a system without a row gets "–").
+(a system without a row gets "–"). --runs adds a paragraph saying what produced each
+system (csan version, device, precision, CPU and start date from SAVE_DIR/run.json and
+train.log), for a table assembled from runs made elsewhere.
 Errors are one line naming the file; exit code 1.
 """
 import argparse
@@ -94,6 +96,37 @@ def p_value(system, prefix):
     return f"{p:.3f}" + ("*" if p < 0.05 else "")
 
 
+def run_description(save_dir):
+    """'csan VERSION, on DEVICE, PRECISION, CPU' of one run, from its run.json and train.log."""
+    path = os.path.join(save_dir, "run.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            run = json.load(f)
+    except OSError as e:
+        raise TableError(f"{path}: cannot read: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise TableError(f"{path}:{e.lineno}: malformed JSON: {e.msg}") from None
+    if not isinstance(run, dict):
+        raise TableError(f"{path}: expected a JSON object")
+    log = os.path.join(save_dir, "train.log")
+    try:
+        with open(log, encoding="utf-8", errors="replace") as f:
+            devices = re.findall(r"parameters, on ([^, (\n]+)", f.read())
+    except OSError as e:
+        raise TableError(f"{log}: cannot read: {e.strerror}") from None
+    parts = [f"csan {run.get('csan_version', '?')}", f"on {devices[-1] if devices else '?'}",
+             str(run.get("precision", "?")), f"{run.get('cpu', '?')} ({run.get('threads', '?')} threads)",
+             f"started {str(run.get('started', '?'))[:10]}"]
+    return ", ".join(parts)
+
+
+def runs_paragraph(systems):
+    groups = {}
+    for name, save_dir in systems:
+        groups.setdefault(run_description(save_dir), []).append(name)
+    return "Runs: " + "; ".join(f"{', '.join(names)}: {what}" for what, names in groups.items()) + "."
+
+
 def paper_columns(path, names):
     """(headers, {name: cells}) from a --paper-columns JSON file."""
     try:
@@ -144,6 +177,7 @@ def main(argv):
     parser.add_argument("--test-scores", required=True)
     parser.add_argument("--relative", action="store_true", help="add parameters added and speed vs the baseline")
     parser.add_argument("--paper-columns", metavar="JSON", help="columns quoted from a paper (see above)")
+    parser.add_argument("--runs", action="store_true", help="say what produced each system (run.json)")
     parser.add_argument("systems", nargs="+", metavar="NAME=SAVE_DIR")
     args = parser.parse_args(argv)
     try:
@@ -157,7 +191,8 @@ def main(argv):
         valid = paired_scores(args.valid_scores, names)
         test = paired_scores(args.test_scores, names)
         paper = paper_columns(args.paper_columns, names) if args.paper_columns else None
-        text = (f"# {args.title}\n\n{args.setting}\n\n{table(systems, valid, test, args.relative, paper)}\n"
+        setting = args.setting + ("\n\n" + runs_paragraph(systems) if args.runs else "")
+        text = (f"# {args.title}\n\n{setting}\n\n{table(systems, valid, test, args.relative, paper)}\n"
                 "Time per update: median over log intervals. BLEU and chrF2: csan-score (sacreBLEU 2.6.0, "
                 "13a tokenization) on detokenized output. p: paired bootstrap resampling (1,000 samples, "
                 "seed 12345) against the first system on test; * marks p < 0.05.\n")

@@ -6,7 +6,9 @@
 # script pinned to its own share of the CPU cores (a process needs one to launch its
 # kernels). The locality table's Transformer and CSAN-2D are csan-table2's (the same
 # command lines): locality-table1.sh first trains its seven methods (--systems), then,
-# once all are done, translates and writes its table. Prepared here:
+# once all are done, translates and writes its table. CSAN_GPU_RUNS picks comparisons and
+# systems, e.g. "ccn:CCN locality:BLOCK,CNNs" (the rest trained elsewhere: the tables are
+# then assembled with the scripts' --report-only). Prepared here:
 #   tools/gpu/fetch-debs.sh                       .gpu/debs
 #   cp -r ../shared/data/multi30k .gpu/multi30k   the raw corpus (references, and the data)
 #   cp -r DATA-BIN .gpu/m30k                      optional: a csan-preprocess output of the
@@ -39,16 +41,34 @@ if [ ! -x "$bin/csan-train" ] || [ ! -x "$build/tools/csan-toy-corpus" ]; then
 fi
 
 runs=$build/experiments
-# Each script on its own CPU cores (taskset), about one per training.
-methods=BI_DIRECT,REL_POS,NEIGHBOR,LOCAL_HARD,LOCAL_SOFT,BLOCK,CNNs
-locality_first=(--systems "$methods")
-if ((${#quick[@]})); then
-  locality_first=()  # the quick settings of the two scripts differ: nothing to share
-else
+# CSAN_GPU_RUNS picks the comparisons, each NAME or NAME:SYSTEM,SYSTEM (the script's
+# --systems: those train and translate, and the table is left for --report-only where
+# their outputs meet the others').
+declare -A scripts=([csan-table2]=csan-table2.sh [ccn]=ccn-vs-transformer.sh [locality]=locality-table1.sh)
+declare -A system_count=([csan-table2]=3 [ccn]=2 [locality]=9)
+read -r -a wanted <<< "${CSAN_GPU_RUNS:-csan-table2 ccn locality}"
+names=()
+declare -A subset=()
+for entry in "${wanted[@]}"; do
+  name=${entry%%:*}
+  [ -n "${scripts[$name]:-}" ] || { echo "CSAN_GPU_RUNS: no comparison '$name' (csan-table2, ccn, locality)"; exit 1; }
+  names+=("$name")
+  [[ $entry == *:* ]] && subset[$name]=${entry#*:}
+done
+has() { [[ " ${names[*]} " == *" $1 "* ]]; }
+# With csan-table2 in the same run, locality's Transformer and CSAN-2D are csan-table2's
+# (the same command lines): locality first trains its seven methods, then translates and
+# writes its table once all are done.
+share_locality=0
+if has csan-table2 && has locality && [ -z "${subset[locality]:-}" ] && ((${#quick[@]} == 0)); then
+  share_locality=1
+  subset[locality]=BI_DIRECT,REL_POS,NEIGHBOR,LOCAL_HARD,LOCAL_SOFT,BLOCK,CNNs
   mkdir -p "$runs/locality"
   ln -sfn ../csan-table2/transformer "$runs/locality/transformer"
   ln -sfn ../csan-table2/csan2d "$runs/locality/csan2d"
 fi
+jobs_of() { if [ -n "${subset[$1]:-}" ]; then local list=${subset[$1]//[^,]/}; echo $((${#list} + 1)); else echo "${system_count[$1]}"; fi; }
+
 launch() {  # NAME SCRIPT JOBS CORES [script options]
   local name=$1 script=$2 jobs=$3 cores=$4
   shift 4
@@ -64,10 +84,16 @@ launch() {  # NAME SCRIPT JOBS CORES [script options]
     --data "$root/.gpu/multi30k" --jobs "$jobs" --precision "$precision" ${quick[@]+"${quick[@]}"} "$@" >> "$runs/$name.log" 2>&1 &
   pids+=($!)
 }
-pids=()
-launch csan-table2 csan-table2.sh 3 0-4
-launch ccn ccn-vs-transformer.sh 2 5-7
-launch locality locality-table1.sh 7 8-15 ${locality_first[@]+"${locality_first[@]}"}
+# Each script on its own CPU cores (taskset), in proportion to its trainings.
+pids=() total=0 first=0
+for name in "${names[@]}"; do total=$((total + $(jobs_of $name))); done
+for name in "${names[@]}"; do
+  jobs=$(jobs_of "$name")
+  count=$((jobs * $(nproc) / total > 0 ? jobs * $(nproc) / total : 1))
+  last=$((first + count - 1 < $(nproc) ? first + count - 1 : $(nproc) - 1))
+  launch "$name" "${scripts[$name]}" "$jobs" "$first-$last" ${subset[$name]:+--systems "${subset[$name]}"}
+  first=$((last + 1 < $(nproc) ? last + 1 : 0))
+done
 
 # Progress every minute: the last update each training logged.
 progress() {
@@ -95,22 +121,22 @@ failed=0
 for i in "${!pids[@]}"; do
   wait "${pids[$i]}" || failed=1
 done
-if ((failed == 0)) && ((${#locality_first[@]})) && (($(date +%s) - start < deadline)); then
+if ((failed == 0)) && ((share_locality)) && (($(date +%s) - start < deadline)); then
   step "the locality table: its Transformer and CSAN-2D translate, then the table"
   pids=()
-  launch locality locality-table1.sh 9 0-15
+  launch locality locality-table1.sh 9 "0-$(($(nproc) - 1))"
   wait "${pids[0]}"
 fi
-for name in csan-table2 ccn locality; do echo "== $name"; tail -4 "$runs/$name.log"; done
+for name in "${names[@]}"; do echo "== $name"; tail -4 "$runs/$name.log"; done
 
 step "pack the readable outputs into $out/experiments.tgz"
 # One archive (the device tool brings back only shallow folders), without checkpoints,
 # data and the temporary files of a checkpoint interrupted at the deadline.
 (cd "$runs" && \
-  find -L csan-table2 ccn locality csan-table2.log ccn.log locality.log \
+  find -L "${names[@]}" "${names[@]/%/.log}" \
     \( -name data-bin -o -name raw \) -prune -o -type f -size -4M ! -name '*.pt' ! -name '*.pt.tmp*' \
     ! -name '.csan.lock' -print0 2>/dev/null | tar czf "$out/experiments.tgz" --null -T -)
-for name in csan-table2 ccn locality; do
+for name in "${names[@]}"; do
   [ -s "$runs/$name/results.md" ] && cp "$runs/$name/results.md" "$out/$name-results.md"
 done
 ls -la "$out"
