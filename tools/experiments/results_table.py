@@ -63,15 +63,19 @@ def seconds_per_update(save_dir):
     return statistics.median(per_update)
 
 
-def paired_scores(path, names):
-    """{name: {metric: {"score", "p_value", ...}}} from csan-score --paired-bs -f json."""
+def load_json(path):
     try:
         with open(path, encoding="utf-8") as f:
-            systems = json.load(f)
+            return json.load(f)
     except OSError as e:
         raise TableError(f"{path}: cannot read: {e.strerror}") from None
     except json.JSONDecodeError as e:
         raise TableError(f"{path}:{e.lineno}: malformed JSON: {e.msg}") from None
+
+
+def paired_scores(path, names):
+    """{name: {metric: {"score", "p_value", ...}}} from csan-score --paired-bs -f json."""
+    systems = load_json(path)
     by_name = {}
     for system in systems if isinstance(systems, list) else []:
         name = str(system.get("system", "")).removeprefix("Baseline: ")
@@ -99,13 +103,7 @@ def p_value(system, prefix):
 def run_description(save_dir):
     """'csan VERSION, on DEVICE, PRECISION, CPU' of one run, from its run.json and train.log."""
     path = os.path.join(save_dir, "run.json")
-    try:
-        with open(path, encoding="utf-8") as f:
-            run = json.load(f)
-    except OSError as e:
-        raise TableError(f"{path}: cannot read: {e.strerror}") from None
-    except json.JSONDecodeError as e:
-        raise TableError(f"{path}:{e.lineno}: malformed JSON: {e.msg}") from None
+    run = load_json(path)
     if not isinstance(run, dict):
         raise TableError(f"{path}: expected a JSON object")
     log = os.path.join(save_dir, "train.log")
@@ -129,13 +127,7 @@ def runs_paragraph(systems):
 
 def paper_columns(path, names):
     """(headers, {name: cells}) from a --paper-columns JSON file."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            paper = json.load(f)
-    except OSError as e:
-        raise TableError(f"{path}: cannot read: {e.strerror}") from None
-    except json.JSONDecodeError as e:
-        raise TableError(f"{path}:{e.lineno}: malformed JSON: {e.msg}") from None
+    paper = load_json(path)
     headers, rows = (paper.get("columns"), paper.get("rows")) if isinstance(paper, dict) else (None, None)
     if not isinstance(headers, list) or not isinstance(rows, dict):
         raise TableError(f"{path}: expected {{\"columns\": [...], \"rows\": {{NAME: [...]}}}}")
