@@ -286,3 +286,39 @@ TEST(CcnVsTransformer, MissingDataAndBadOptionsAreOneLineErrors) {
 }
 
 }  // namespace
+
+namespace {
+
+// tools/gpu/experiments.sh, the lent GPU machine's driver, in its --quick check on this
+// machine (CSAN_GPU_BUILD_DIR: the CPU build): the chosen comparisons and systems train
+// side by side and come back as one archive of readable outputs, without checkpoints.
+TEST(GpuExperimentsScript, QuickCheckPacksTheChosenRunsIntoOneArchive) {
+  const fs::path out = csan::testing::make_temp_dir("gpu_experiments_out");
+  const fs::path work = csan::testing::make_temp_dir("gpu_experiments_work");
+  const std::string script = std::string(CSAN_SOURCE_DIR) + "/tools/gpu/experiments.sh";
+  const std::vector<std::string> env = {"CSAN_GPU_QUICK=1", "CSAN_GPU_PRECISION=fp32", "CSAN_GPU_BUILD_DIR=" + kBuildDir,
+                                        "CSAN_GPU_WORK=" + work.string(), "CSAN_GPU_RUNS=ccn:CCN locality:BLOCK"};
+  const auto result = run({"/bin/bash", script, out.string()}, "", env);
+  ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+  EXPECT_NE(result.out.find("ccn-vs-transformer.sh --jobs 1 --precision fp32 --systems CCN"), std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find("locality-table1.sh --jobs 1 --precision fp32 --systems BLOCK"), std::string::npos)
+      << result.out;
+  const auto listing = run({"/bin/tar", "tzf", (out / "experiments.tgz").string()});
+  ASSERT_EQ(listing.exit_code, 0) << listing.err;
+  for (const char* file : {"ccn/ccn/train.log", "ccn/ccn/metrics.jsonl", "ccn/ccn/run.json", "ccn/hyp/test/CCN",
+                           "locality/block/metrics.jsonl", "locality/hyp/valid/BLOCK", "ccn.log", "locality.log"})
+    EXPECT_NE(listing.out.find(std::string(file) + "\n"), std::string::npos) << file << "\n" << listing.out;
+  EXPECT_EQ(listing.out.find(".pt"), std::string::npos) << listing.out;
+  EXPECT_EQ(listing.out.find("ccn/transformer/"), std::string::npos) << listing.out;
+  EXPECT_EQ(listing.out.find("data-bin"), std::string::npos) << listing.out;
+  EXPECT_TRUE(fs::exists(work / "ccn" / "ccn" / "checkpoint_best.pt"));  // kept there for a second call
+  EXPECT_FALSE(fs::exists(out / "ccn-results.md"));                    // a subset: no table
+
+  const auto unknown = run({"/bin/bash", script, out.string()}, "", {"CSAN_GPU_RUNS=ccn tagger"});
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_TRUE(is_one_line(unknown.err)) << unknown.err;
+  EXPECT_NE(unknown.err.find("CSAN_GPU_RUNS: no comparison 'tagger'"), std::string::npos) << unknown.err;
+}
+
+}  // namespace

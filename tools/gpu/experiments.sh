@@ -22,7 +22,7 @@
 # checkpoints) are packed into OUT/experiments.tgz, and each finished table is copied to
 # OUT/NAME-results.md (OUT default: build-gpu/experiments-out). CSAN_GPU_QUICK=1
 # runs the scripts' --quick settings instead (a check of this script, on any machine with
-# CSAN_GPU_BUILD_DIR set to a build).
+# CSAN_GPU_BUILD_DIR set to a build); CSAN_GPU_WORK moves the runs out of build-gpu.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$root/build-gpu/experiments-out}
@@ -33,14 +33,6 @@ deadline=${CSAN_GPU_DEADLINE:-540}
 precision=${CSAN_GPU_PRECISION:-fp16}
 quick=(); [ "${CSAN_GPU_QUICK:-0}" = 1 ] && quick=(--quick)
 
-step "machine"
-nvidia-smi -L || true
-source "$root/tools/gpu/build-env.sh"
-if [ ! -x "$bin/csan-train" ] || [ ! -x "$build/tools/csan-toy-corpus" ]; then
-  gpu_build csan-train csan-generate csan-preprocess csan-score csan-toy-corpus || { tail -20 "$out/build.log"; exit 1; }
-fi
-
-runs=$build/experiments
 # CSAN_GPU_RUNS picks the comparisons, each NAME or NAME:SYSTEM,SYSTEM (the script's
 # --systems: those train and translate, and the table is left for --report-only where
 # their outputs meet the others').
@@ -51,10 +43,21 @@ names=()
 declare -A subset=()
 for entry in "${wanted[@]}"; do
   name=${entry%%:*}
-  [ -n "${scripts[$name]:-}" ] || { echo "CSAN_GPU_RUNS: no comparison '$name' (csan-table2, ccn, locality)"; exit 1; }
+  [ -n "${scripts[$name]:-}" ] ||
+    { echo "experiments.sh: error: CSAN_GPU_RUNS: no comparison '$name' (csan-table2, ccn, locality)" >&2; exit 1; }
   names+=("$name")
   [[ $entry == *:* ]] && subset[$name]=${entry#*:}
 done
+
+step "machine"
+nvidia-smi -L || true
+source "$root/tools/gpu/build-env.sh"
+if [ ! -x "$bin/csan-train" ] || [ ! -x "$build/tools/csan-toy-corpus" ]; then
+  gpu_build csan-train csan-generate csan-preprocess csan-score csan-toy-corpus || { tail -20 "$out/build.log"; exit 1; }
+fi
+
+runs=${CSAN_GPU_WORK:-$build/experiments}  # the runs themselves (checkpoints included)
+mkdir -p "$runs" && runs=$(cd "$runs" && pwd)
 has() { [[ " ${names[*]} " == *" $1 "* ]]; }
 # With csan-table2 in the same run, locality's Transformer and CSAN-2D are csan-table2's
 # (the same command lines): locality first trains its seven methods, then translates and
