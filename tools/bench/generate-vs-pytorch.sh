@@ -29,7 +29,8 @@ rounds=${3:-2}
 build=${4:-build}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-/usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "generate-vs-pytorch.sh: needs python3-torch" >&2; exit 2; }
+python=${CSAN_PYTHON:-/usr/bin/python3}  # the PyTorch to compare with (CSAN_PYTHON: another one)
+"$python" -c 'import torch' 2>/dev/null || { echo "generate-vs-pytorch.sh: needs python3-torch (or CSAN_PYTHON: a python with torch)" >&2; exit 2; }
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 weights=$(mktemp)
 trap 'rm -f "$weights"' EXIT
@@ -37,7 +38,7 @@ trap 'rm -f "$weights"' EXIT
 for round in $(seq "$rounds"); do
   csan=$("$root/$build/tools/bench/bench-generate" --path "$ckpt" --data "$data" --precision "$precision" \
     ${shortlist[@]+"${shortlist[@]}"} 2>/dev/null | tail -1)
-  torch=$(/usr/bin/python3 "$here/pytorch-reference-generate.py" --weights "$weights" --data "$data" \
+  torch=$("$python" "$here/pytorch-reference-generate.py" --weights "$weights" --data "$data" \
     --precision "$precision" | tail -1)
   # "  8.25 s  121.2 sentences/s  1458.4 target tokens/s (12033 tokens)"
   # "pytorch eager: 1000 sentences, 12033 target tokens, 19.63 s, 51.0 sentences/s, ..."

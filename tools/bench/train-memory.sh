@@ -49,8 +49,9 @@ echo "== $config $precision ${ALLOCATOR:+(allocator $ALLOCATOR) }on the same $up
 /usr/bin/time -v -o "$work/csan.time" "${preload[@]}" "$build/tools/bench/bench-train" --data "$data" "${langs[@]}" \
   --recipe "$root/recipes/$recipe" --warmup 0 --updates "$updates" --precision "$precision" \
   --dump-batches "$work/batches" | grep "target tokens/s"
-if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
-  /usr/bin/time -v -o "$work/torch.time" /usr/bin/python3 "$here/pytorch-reference-train.py" --data "$data" \
+python=${CSAN_PYTHON:-/usr/bin/python3}  # the PyTorch to compare with (CSAN_PYTHON: another one)
+if "$python" -c 'import torch' 2>/dev/null; then
+  /usr/bin/time -v -o "$work/torch.time" "$python" "$here/pytorch-reference-train.py" --data "$data" \
     "${langs[@]}" --batches "$work/batches" "${model[@]}" --precision "$precision"
   echo "peak RSS: csan $(peak_mib "$work/csan.time") MiB, pytorch $(peak_mib "$work/torch.time") MiB"
 else

@@ -30,7 +30,8 @@ case $config in
         steps=(--warmup 2 --updates 10) ;;
   *) echo "train-vs-pytorch.sh: unknown config '$config' (small or base)" >&2; exit 2 ;;
 esac
-/usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "train-vs-pytorch.sh: needs python3-torch" >&2; exit 2; }
+python=${CSAN_PYTHON:-/usr/bin/python3}  # the PyTorch to compare with (CSAN_PYTHON: another one)
+"$python" -c 'import torch' 2>/dev/null || { echo "train-vs-pytorch.sh: needs python3-torch (or CSAN_PYTHON: a python with torch)" >&2; exit 2; }
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 batches=$(mktemp)
 trap 'rm -f "$batches"' EXIT
@@ -38,7 +39,7 @@ langs=(--source-lang en --target-lang de)
 for round in $(seq "$rounds"); do
   csan=$("$root/$build/tools/bench/bench-train" --data "$data" "${langs[@]}" --recipe "$root/recipes/$recipe" \
          "${steps[@]}" --precision "$precision" --dump-batches "$batches" | awk '/target tokens\/s/ {print $(NF-5)}')
-  torch=$(/usr/bin/python3 "$here/pytorch-reference-train.py" --data "$data" "${langs[@]}" --batches "$batches" \
+  torch=$("$python" "$here/pytorch-reference-train.py" --data "$data" "${langs[@]}" --batches "$batches" \
           "${model[@]}" --precision "$precision" | awk '{print $(NF-4)}')
   awk -v r="$round" -v c="$csan" -v t="$torch" -v n="$config" \
       -v p="$precision" 'BEGIN {printf "%s %s round %d: csan %s, pytorch eager %s target tokens/s: %.2fx\n", n, p, r, c, t, c / t}'
