@@ -200,6 +200,19 @@ TEST(CcnVsTransformer, QuickRunWritesTheTableOfBothSystems) {
   EXPECT_NE(slurp(side_by_side / "ccn" / "train.log").find("1 thread (common.threads)"), std::string::npos);
 }
 
+// With --jobs, systems that fail (here csan-train refuses the seed) fail the run: each
+// system's error, then one naming them all, and no table.
+TEST(CcnVsTransformer, SystemsFailingSideBySideFailTheRunNamingThem) {
+  const fs::path out = csan::testing::make_temp_dir("ccn_vs_transformer_failing_jobs");
+  const auto result = run({"/bin/bash", kCcnScript, "--quick", "--out", out.string(), "--build", kBuildDir, "--jobs",
+                           "2", "--seed", "99999999999999999999999"});
+  EXPECT_NE(result.exit_code, 0);
+  for (const char* part : {"error: csan-train failed for Transformer", "error: csan-train failed for CCN",
+                           "error: Transformer CCN: failed (see the errors above)"})
+    EXPECT_NE(result.err.find(part), std::string::npos) << part << "\n" << result.err;
+  EXPECT_FALSE(fs::exists(out / "results.md"));
+}
+
 // --systems: only the named systems train and translate, and no table is written (a later
 // run without it adds the others and the table); a name that is not a system is an error.
 // --report-only then writes the table from what the runs left in OUT.
