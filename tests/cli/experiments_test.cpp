@@ -125,9 +125,16 @@ TEST(CsanTable2, MissingDataIsAOneLineErrorNamingIt) {
 }
 
 TEST(CsanTable2, BadOptionsAreOneLineErrors) {
-  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-           {"--quik"}, {"--seed", "x"}, {"--out"}, {"--quick", "--build", "/nonexistent/build"}, {"--jobs", "0"},
-           {"--jobs", "two"}, {"--precision", "fp8"}, {"--systems"}, {"--report-only", "--systems", "CSAN-1D"}}) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"--quik"},
+                                             {"--seed", "x"},
+                                             {"--out"},
+                                             {"--quick", "--build", "/nonexistent/build"},
+                                             {"--jobs", "0"},
+                                             {"--jobs", "two"},
+                                             {"--precision", "fp8"},
+                                             {"--systems"},
+                                             {"--report-only", "--systems", "CSAN-1D"}}) {
     std::vector<std::string> argv = {"/bin/bash", kScript};
     argv.insert(argv.end(), args.begin(), args.end());
     const auto result = run(argv);
@@ -237,7 +244,7 @@ TEST(CsanTable2, SystemsOptionTrainsOnlyThoseAndReportOnlyAssemblesTheTable) {
 
   // --report-only: the table from the outputs in OUT, without training; a system without
   // its outputs is a one-line error naming the missing file.
-  const std::vector<std::string> report_only = {"/bin/bash", kScript,    "--quick",       "--out",
+  const std::vector<std::string> report_only = {"/bin/bash",  kScript,   "--quick", "--out",
                                                 out.string(), "--build", kBuildDir, "--report-only"};
   const auto missing = run(report_only);
   EXPECT_NE(missing.exit_code, 0);
@@ -309,8 +316,9 @@ TEST(GpuExperimentsScript, QuickCheckPacksTheChosenRunsIntoOneArchive) {
   const fs::path out = csan::testing::make_temp_dir("gpu_experiments_out");
   const fs::path work = csan::testing::make_temp_dir("gpu_experiments_work");
   const std::string script = std::string(CSAN_SOURCE_DIR) + "/tools/gpu/experiments.sh";
-  const std::vector<std::string> env = {"CSAN_GPU_QUICK=1", "CSAN_GPU_PRECISION=fp32", "CSAN_GPU_BUILD_DIR=" + kBuildDir,
-                                        "CSAN_GPU_WORK=" + work.string(), "CSAN_GPU_RUNS=ccn:CCN locality:BLOCK"};
+  const std::vector<std::string> env = {"CSAN_GPU_QUICK=1", "CSAN_GPU_PRECISION=fp32",
+                                        "CSAN_GPU_BUILD_DIR=" + kBuildDir, "CSAN_GPU_WORK=" + work.string(),
+                                        "CSAN_GPU_RUNS=ccn:CCN locality:BLOCK"};
   const auto result = run({"/bin/bash", script, out.string()}, "", env);
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_NE(result.out.find("ccn-vs-transformer.sh --jobs 1 --precision fp32 --systems CCN"), std::string::npos)
@@ -326,7 +334,7 @@ TEST(GpuExperimentsScript, QuickCheckPacksTheChosenRunsIntoOneArchive) {
   EXPECT_EQ(listing.out.find("ccn/transformer/"), std::string::npos) << listing.out;
   EXPECT_EQ(listing.out.find("data-bin"), std::string::npos) << listing.out;
   EXPECT_TRUE(fs::exists(work / "ccn" / "ccn" / "checkpoint_best.pt"));  // kept there for a second call
-  EXPECT_FALSE(fs::exists(out / "ccn-results.md"));                    // a subset: no table
+  EXPECT_FALSE(fs::exists(out / "ccn-results.md"));                      // a subset: no table
 
   const auto unknown = run({"/bin/bash", script, out.string()}, "", {"CSAN_GPU_RUNS=ccn tagger"});
   EXPECT_NE(unknown.exit_code, 0);

@@ -355,12 +355,14 @@ GenerateSummary translate(const GenerateOptions& options, const LoadedEnsemble& 
   }
 
   const double seconds = std::max(summary.seconds, 1e-9);
+  const torch::Device device = nn::device_of(*ensemble.models.front());
+  const std::string computed_on = device.is_cuda() ? "on " + nn::describe_device(device)
+                                                   : std::to_string(at::get_num_threads()) +
+                                                         (at::get_num_threads() == 1 ? " CPU thread" : " CPU threads");
   summary.lines.push_back("Translated " + std::to_string(summary.sentences) + " sentences (" +
                           std::to_string(summary.tokens) + " tokens) in " + format_number(summary.seconds, 1) + "s (" +
                           format_number(double(summary.sentences) / seconds, 2) + " sentences/s, " +
-                          format_number(double(summary.tokens) / seconds, 2) + " tokens/s, " +
-                          std::to_string(at::get_num_threads()) +
-                          (at::get_num_threads() == 1 ? " CPU thread)" : " CPU threads)"));
+                          format_number(double(summary.tokens) / seconds, 2) + " tokens/s, " + computed_on + ")");
   if (summary.truncated > 0)
     summary.lines.push_back(std::to_string(summary.truncated) + " source sentence(s) truncated to " +
                             std::to_string(max_source) + " tokens");

@@ -3,10 +3,10 @@
 // ("cannot be converted to type c10::Half without overflow") and BI_DIRECT's bias became
 // -inf, so a padding query of a backward head (every key hidden) turned NaN and
 // training stopped at the minimum loss scale. These are those two cases on the CPU.
+#include "toolkit/nn/hidden_score.h"
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
-
-#include "toolkit/nn/hidden_score.h"
 
 namespace {
 
@@ -54,7 +54,8 @@ TEST(HiddenScore, AHalfRowWhoseEveryKeyIsHiddenAveragesInsteadOfNaN) {
   EXPECT_EQ(torch::softmax(visible + half_bias, -1, torch::kFloat)[0][2].item<float>(), 1.0f);
   // Other types keep the float bias's values.
   EXPECT_TRUE(torch::equal(bias_as(bias, torch::kFloat), bias));
-  EXPECT_EQ(bias_as(bias, torch::kBFloat16)[0][0].item<float>(), torch::tensor(kHiddenScore).to(torch::kBFloat16).item<float>());
+  EXPECT_EQ(bias_as(bias, torch::kBFloat16)[0][0].item<float>(),
+            torch::tensor(kHiddenScore).to(torch::kBFloat16).item<float>());
 }
 
 }  // namespace
