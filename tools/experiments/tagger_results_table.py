@@ -16,13 +16,13 @@ Errors are one line naming the file; exit code 1.
 import argparse
 import json
 import os
-import re
 import statistics
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), ".."))
 from plotting import PlotError, training_log  # noqa: E402
+from results_table import TableError, parameters  # noqa: E402  (the translation table's, same dir)
 
 SYSTEMS = (("PE[add]", "pe-add"), ("Conv2d", "conv2d"))
 # Dufter, Schmitt & Schütze (COLING 2020), Table 2d, test accuracy (all tokens).
@@ -30,22 +30,6 @@ PAPER = {"LinES": {"PE[add]": 89.38, "Conv2d": 93.56},
          "GUM": {"PE[add]": 89.42, "Conv2d": 92.35},
          "AfriBooms": {"PE[add]": 92.11, "Conv2d": 94.75}}
 METRICS = ("accuracy", "oov_accuracy", "ambiguous_accuracy")
-
-
-class TableError(Exception):
-    pass
-
-
-def parameters(save_dir):
-    path = os.path.join(save_dir, "train.log")
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            found = re.findall(r"([0-9][0-9,]*) parameters", f.read())
-    except OSError as e:
-        raise TableError(f"{path}: cannot read: {e.strerror}") from None
-    if not found:
-        raise TableError(f"{path}: no 'N parameters' line (did csan-train start?)")
-    return int(found[-1].replace(",", ""))
 
 
 def dev_curve(save_dir):
