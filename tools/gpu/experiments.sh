@@ -16,7 +16,7 @@
 # then there (the device tool, carry [".gpu/debs", ".gpu/multi30k", ".gpu/m30k"]):
 #   tools/gpu/experiments.sh [OUT]
 # CSAN_GPU_PRECISION (default fp16) is the scripts' --precision, CSAN_GPU_DEADLINE (default
-# 540) the seconds after which unfinished trainings are stopped: a second call on the same
+# 540) the seconds after which unfinished trainings are stopped (then up to 30 s to save): a second call on the same
 # warm machine resumes them (the runs live in build-gpu/experiments). Each experiment's
 # readable outputs (results.md, scores, translations, logs, metrics.jsonl, recipes; no
 # checkpoints) are packed into OUT/experiments.tgz, and each finished table is copied to
@@ -116,7 +116,9 @@ done
 if alive; then
   step "deadline ($deadline s): stopping the unfinished runs (a second call resumes them)"
   for p in "${pids[@]}"; do kill -TERM -- -"$p" 2>/dev/null; done
-  sleep 3
+  # csan-train saves checkpoint_last.pt on SIGTERM: 12 of them at once took more than the
+  # 3 s this once waited (one was killed mid-write, losing its last epoch).
+  for _ in $(seq 30); do alive || break; sleep 1; done
   for p in "${pids[@]}"; do kill -KILL -- -"$p" 2>/dev/null; done
 fi
 progress
