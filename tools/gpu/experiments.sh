@@ -16,8 +16,9 @@
 # then there (the device tool, carry [".gpu/debs", ".gpu/multi30k", ".gpu/m30k"]):
 #   tools/gpu/experiments.sh [OUT]
 # CSAN_GPU_PRECISION (default fp16) is the scripts' --precision, CSAN_GPU_DEADLINE (default
-# 540) the seconds after which unfinished trainings are stopped (then up to 30 s to save): a second call on the same
-# warm machine resumes them (the runs live in build-gpu/experiments). Each experiment's
+# 540) the seconds after which unfinished trainings are stopped (then up to 30 s to save
+# their checkpoints): a second call on the same warm machine resumes them (the runs live in
+# build-gpu/experiments). Each experiment's
 # readable outputs (results.md, scores, translations, logs, metrics.jsonl, recipes; no
 # checkpoints) are packed into OUT/experiments.tgz, and each finished table is copied to
 # OUT/NAME-results.md (OUT default: build-gpu/experiments-out). CSAN_GPU_QUICK=1
