@@ -190,11 +190,13 @@ TEST(CcnVsTransformer, QuickRunWritesTheTableOfBothSystems) {
   EXPECT_NE(slurp(out / "transformer" / "run.json").find("\"arch\": \"transformer_tiny\""), std::string::npos);
 
   // --jobs 2: both systems at once, each with its share of the CPUs (here one CPU, so one
-  // thread each, as the run above had): the same translations, and the table says how
-  // the times were taken.
+  // thread each, as the run above had), and --no-valid-bleu: validations without BLEU
+  // choose the same checkpoints, so the same translations; the table says how the times
+  // were taken and which runs validated without BLEU.
   const fs::path side_by_side = csan::testing::make_temp_dir("ccn_vs_transformer_quick_jobs");
   const auto jobs = run({"/usr/bin/taskset", "-c", first_usable_cpu(), "/bin/bash", kCcnScript, "--quick", "--out",
-                         side_by_side.string(), "--build", build, "--jobs", "2", "--precision", "fp32"});
+                         side_by_side.string(), "--build", build, "--jobs", "2", "--precision", "fp32",
+                         "--no-valid-bleu"});
   ASSERT_EQ(jobs.exit_code, 0) << jobs.err;
   for (const char* split_name : {"valid", "test"})
     for (const char* name : {"Transformer", "CCN"})
@@ -204,6 +206,13 @@ TEST(CcnVsTransformer, QuickRunWritesTheTableOfBothSystems) {
   EXPECT_NE(jobs_table.find("Trained with --precision fp32. 2 systems trained at once (--jobs 2)"), std::string::npos)
       << jobs_table;
   EXPECT_EQ(table.find("trained at once"), std::string::npos);
+  EXPECT_NE(jobs_table.find("Validated without BLEU during training (--no-valid-bleu; the same checkpoints are chosen, "
+                            "by validation loss): Transformer CCN, whose curves show losses only."),
+            std::string::npos)
+      << jobs_table;
+  EXPECT_EQ(table.find("Validated without BLEU"), std::string::npos);
+  EXPECT_NE(slurp(out / "ccn" / "metrics.jsonl").find("\"bleu\""), std::string::npos);
+  EXPECT_EQ(slurp(side_by_side / "ccn" / "metrics.jsonl").find("\"bleu\""), std::string::npos);
   EXPECT_NE(slurp(side_by_side / "ccn" / "train.log").find("1 thread (common.threads)"), std::string::npos);
 }
 
@@ -321,9 +330,9 @@ TEST(GpuExperimentsScript, QuickCheckPacksTheChosenRunsIntoOneArchive) {
                                         "CSAN_GPU_RUNS=ccn:CCN locality:BLOCK"};
   const auto result = run({"/bin/bash", script, out.string()}, "", env);
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
-  EXPECT_NE(result.out.find("ccn-vs-transformer.sh --jobs 1 --precision fp32 --systems CCN"), std::string::npos)
+  EXPECT_NE(result.out.find("ccn-vs-transformer.sh --jobs 1 --precision fp32 --no-valid-bleu --systems CCN"), std::string::npos)
       << result.out;
-  EXPECT_NE(result.out.find("locality-table1.sh --jobs 1 --precision fp32 --systems BLOCK"), std::string::npos)
+  EXPECT_NE(result.out.find("locality-table1.sh --jobs 1 --precision fp32 --no-valid-bleu --systems BLOCK"), std::string::npos)
       << result.out;
   const auto listing = run({"/bin/tar", "tzf", (out / "experiments.tgz").string()});
   ASSERT_EQ(listing.exit_code, 0) << listing.err;
@@ -334,6 +343,8 @@ TEST(GpuExperimentsScript, QuickCheckPacksTheChosenRunsIntoOneArchive) {
   EXPECT_EQ(listing.out.find("ccn/transformer/"), std::string::npos) << listing.out;
   EXPECT_EQ(listing.out.find("data-bin"), std::string::npos) << listing.out;
   EXPECT_TRUE(fs::exists(work / "ccn" / "ccn" / "checkpoint_best.pt"));  // kept there for a second call
+  // Validated without BLEU unless CSAN_GPU_VALID_BLEU=1 (it was most of a GPU run's time).
+  EXPECT_EQ(slurp(work / "ccn" / "ccn" / "metrics.jsonl").find("\"bleu\""), std::string::npos);
   EXPECT_FALSE(fs::exists(out / "ccn-results.md"));                      // a subset: no table
 
   const auto unknown = run({"/bin/bash", script, out.string()}, "", {"CSAN_GPU_RUNS=ccn tagger"});

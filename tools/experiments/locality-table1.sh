@@ -10,7 +10,7 @@
 # OUT/test-significance.png (tools/plot-curves).
 #
 #   tools/experiments/locality-table1.sh [--quick] [--out DIR] [--build DIR] [--data DIR] [--seed N]
-#          [--jobs N] [--precision P] [--systems A,B | --report-only]
+#          [--jobs N] [--precision P] [--no-valid-bleu] [--systems A,B | --report-only]
 #
 # full     recipes/multi30k-small.yaml (d 256, 4 heads, 3 + 3 layers, joint 8k SentencePiece),
 #          4,000 updates per system. Each method where its preset puts it, scaled to 3
@@ -22,6 +22,8 @@
 #          under a minute; checks the pipeline, not the paper (ctest runs it).
 # --jobs N   up to N systems train at once (on a GPU machine; on a CPU each gets 1/N of
 #            the cores); --precision P (fp32, fp16, amp, bf16) is given to csan-train.
+# --no-valid-bleu  validations without BLEU (losses only: the same checkpoints, tested; on a
+#            GPU the BLEU was most of a run's time).
 # --systems A,B   only those systems train and translate (no table); --report-only trains
 #            nothing and writes the table from the outputs already in OUT (systems trained on
 #            other machines: their save dirs' logs, metrics.jsonl, run.json, and hyp/).

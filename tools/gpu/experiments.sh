@@ -15,11 +15,12 @@
 #                                                 scripts' own settings, to skip preprocessing
 # then there (the device tool, carry [".gpu/debs", ".gpu/multi30k", ".gpu/m30k"]):
 #   tools/gpu/experiments.sh [OUT]
-# CSAN_GPU_PRECISION (default fp16) is the scripts' --precision, CSAN_GPU_DEADLINE (default
-# 540) the seconds after which unfinished trainings are stopped (then up to 30 s to save
-# their checkpoints): a second call on the same warm machine resumes them (the runs live in
-# build-gpu/experiments). Each experiment's
-# readable outputs (results.md, scores, translations, logs, metrics.jsonl, recipes; no
+# CSAN_GPU_PRECISION (default fp16) is the scripts' --precision. The trainings validate
+# without BLEU (the scripts' --no-valid-bleu: the same checkpoints are chosen, by loss; the
+# BLEU decoding took two thirds of a run's time there) unless CSAN_GPU_VALID_BLEU=1.
+# CSAN_GPU_DEADLINE (default 540) the seconds after which unfinished trainings are stopped
+# (then up to 30 s to save their checkpoints): a second call on the same warm machine
+# resumes them (the runs live in build-gpu/experiments). Each experiment's readable outputs (results.md, scores, translations, logs, metrics.jsonl, recipes; no
 # checkpoints) are packed into OUT/experiments.tgz, and each finished table is copied to
 # OUT/NAME-results.md (OUT default: build-gpu/experiments-out). CSAN_GPU_QUICK=1
 # runs the scripts' --quick settings instead (a check of this script, on any machine with
@@ -33,6 +34,7 @@ step() { echo "== [$(($(date +%s) - start)) s] $*"; }
 deadline=${CSAN_GPU_DEADLINE:-540}
 precision=${CSAN_GPU_PRECISION:-fp16}
 quick=(); [ "${CSAN_GPU_QUICK:-0}" = 1 ] && quick=(--quick)
+valid_bleu=(--no-valid-bleu); [ "${CSAN_GPU_VALID_BLEU:-0}" = 1 ] && valid_bleu=()
 
 # CSAN_GPU_RUNS picks the comparisons, each NAME or NAME:SYSTEM,SYSTEM (the script's
 # --systems: those train and translate, and the table is left for --report-only where
@@ -80,12 +82,13 @@ launch() {  # NAME SCRIPT JOBS CORES [script options]
   # The scripts keep data-bin when it is there (the same settings: joint 8k SentencePiece).
   [ -s "$runs/$name/data-bin/preprocess.json" ] || [ ! -s "$root/.gpu/m30k/preprocess.json" ] || ((${#quick[@]})) ||
     cp -r "$root/.gpu/m30k" "$runs/$name/data-bin"
-  step "$script --jobs $jobs --precision $precision $* on CPUs $cores -> $runs/$name"
+  step "$script --jobs $jobs --precision $precision ${valid_bleu[*]} $* on CPUs $cores -> $runs/$name"
   local pin=()
   # (A machine with fewer than 16 cores, as in a CSAN_GPU_QUICK check, shares them all.)
   (($(nproc) >= 16)) && pin=(taskset -c "$cores")
   setsid ${pin[@]+"${pin[@]}"} "$root/tools/experiments/$script" --out "$runs/$name" --build "$build" \
-    --data "$root/.gpu/multi30k" --jobs "$jobs" --precision "$precision" ${quick[@]+"${quick[@]}"} "$@" >> "$runs/$name.log" 2>&1 &
+    --data "$root/.gpu/multi30k" --jobs "$jobs" --precision "$precision" ${quick[@]+"${quick[@]}"} \
+    ${valid_bleu[@]+"${valid_bleu[@]}"} "$@" >> "$runs/$name.log" 2>&1 &
   pids+=($!)
 }
 # Each script on its own CPU cores (taskset), in proportion to its trainings.
