@@ -194,9 +194,9 @@ TEST(CcnVsTransformer, QuickRunWritesTheTableOfBothSystems) {
   // choose the same checkpoints, so the same translations; the table says how the times
   // were taken and which runs validated without BLEU.
   const fs::path side_by_side = csan::testing::make_temp_dir("ccn_vs_transformer_quick_jobs");
-  const auto jobs = run({"/usr/bin/taskset", "-c", first_usable_cpu(), "/bin/bash", kCcnScript, "--quick", "--out",
-                         side_by_side.string(), "--build", build, "--jobs", "2", "--precision", "fp32",
-                         "--no-valid-bleu"});
+  const auto jobs =
+      run({"/usr/bin/taskset", "-c", first_usable_cpu(), "/bin/bash", kCcnScript, "--quick", "--out",
+           side_by_side.string(), "--build", build, "--jobs", "2", "--precision", "fp32", "--no-valid-bleu"});
   ASSERT_EQ(jobs.exit_code, 0) << jobs.err;
   for (const char* split_name : {"valid", "test"})
     for (const char* name : {"Transformer", "CCN"})
@@ -330,9 +330,11 @@ TEST(GpuExperimentsScript, QuickCheckPacksTheChosenRunsIntoOneArchive) {
                                         "CSAN_GPU_RUNS=ccn:CCN locality:BLOCK"};
   const auto result = run({"/bin/bash", script, out.string()}, "", env);
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
-  EXPECT_NE(result.out.find("ccn-vs-transformer.sh --jobs 1 --precision fp32 --no-valid-bleu --systems CCN"), std::string::npos)
+  EXPECT_NE(result.out.find("ccn-vs-transformer.sh --jobs 1 --precision fp32 --no-valid-bleu --systems CCN"),
+            std::string::npos)
       << result.out;
-  EXPECT_NE(result.out.find("locality-table1.sh --jobs 1 --precision fp32 --no-valid-bleu --systems BLOCK"), std::string::npos)
+  EXPECT_NE(result.out.find("locality-table1.sh --jobs 1 --precision fp32 --no-valid-bleu --systems BLOCK"),
+            std::string::npos)
       << result.out;
   const auto listing = run({"/bin/tar", "tzf", (out / "experiments.tgz").string()});
   ASSERT_EQ(listing.exit_code, 0) << listing.err;
@@ -345,7 +347,7 @@ TEST(GpuExperimentsScript, QuickCheckPacksTheChosenRunsIntoOneArchive) {
   EXPECT_TRUE(fs::exists(work / "ccn" / "ccn" / "checkpoint_best.pt"));  // kept there for a second call
   // Validated without BLEU unless CSAN_GPU_VALID_BLEU=1 (it was most of a GPU run's time).
   EXPECT_EQ(slurp(work / "ccn" / "ccn" / "metrics.jsonl").find("\"bleu\""), std::string::npos);
-  EXPECT_FALSE(fs::exists(out / "ccn-results.md"));                      // a subset: no table
+  EXPECT_FALSE(fs::exists(out / "ccn-results.md"));  // a subset: no table
 
   const auto unknown = run({"/bin/bash", script, out.string()}, "", {"CSAN_GPU_RUNS=ccn tagger"});
   EXPECT_NE(unknown.exit_code, 0);
