@@ -65,6 +65,10 @@ void AtomicFile::write(const void* data, size_t size) {
   if (size && std::fwrite(data, 1, size, file_) != size) throw Error(path_ + ": write failed: " + std::strerror(errno));
 }
 
+void AtomicFile::flush() {
+  if (std::fflush(file_) != 0) throw Error(path_ + ": write failed: " + std::strerror(errno));
+}
+
 void AtomicFile::commit() {
   bool ok = std::fflush(file_) == 0 && ::fsync(::fileno(file_)) == 0;
   ok = (std::fclose(file_) == 0) && ok;

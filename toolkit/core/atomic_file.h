@@ -18,6 +18,9 @@ class AtomicFile {
 
   void write(const void* data, size_t size);
   void write(std::string_view text) { write(text.data(), text.size()); }
+  // Pushes what was written so far to the temporary file (temp_path()), e.g. to read it
+  // back before the last bytes. Throws csan::Error on failure.
+  void flush();
   // Flushes, fsyncs and renames into place. Throws csan::Error on failure.
   void commit();
 

@@ -3,8 +3,10 @@
 #include <caffe2/serialize/in_memory_adapter.h>
 #include <caffe2/serialize/inline_container.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -323,6 +325,48 @@ TEST(Checkpoint, LargeFilesVerifyAcrossHashChunksAndAdoptedWeightsOutliveTheRele
   std::ofstream(flipped, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   const auto message = message_of([&] { CheckpointReader r(flipped); });
   EXPECT_EQ(message, flipped + ": corrupt (checksum mismatch)");
+}
+
+// The archive streams into the temporary file: a write that fails part way (here the
+// file-size limit, as a full disk would) is a one-line error naming the checkpoint, and the
+// checkpoint already there stays whole, with no temporary file left beside it.
+TEST(Checkpoint, AWriteThatFailsPartWayKeepsThePreviousCheckpoint) {
+  const auto path = temp_path("limited.pt");
+  CheckpointWriter small;
+  small.set_meta(sample_meta());
+  small.set_progress(TrainingProgress{});
+  testing::ToyModel tiny(kVocab, 8, 0.0);
+  small.set_model(tiny);
+  small.write(path);
+  const auto before = std::filesystem::file_size(path);
+
+  torch::manual_seed(5);
+  testing::ToyModel big(kVocab, 600, 0.0);  // about 3 MB of weights
+  CheckpointWriter writer;
+  writer.set_meta(sample_meta());
+  writer.set_progress(TrainingProgress{});
+  writer.set_model(big);
+  rlimit old_limit{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of the signal
+  rlimit limit = old_limit;
+  limit.rlim_cur = 1 << 20;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limit), 0);
+  const auto message = message_of([&] { writer.write(path); });
+  ::setrlimit(RLIMIT_FSIZE, &old_limit);
+  std::signal(SIGXFSZ, old_handler);
+
+  EXPECT_EQ(message, path + ": write failed: File too large");
+  EXPECT_EQ(std::filesystem::file_size(path), before);
+  CheckpointReader reader(path);  // still whole
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(path).parent_path()))
+    EXPECT_EQ(entry.path().filename().string().find("limited.pt.tmp"), std::string::npos) << entry.path();
+  CheckpointWriter again;  // without the limit the same checkpoint is written
+  again.set_meta(sample_meta());
+  again.set_progress(TrainingProgress{});
+  again.set_model(big);
+  again.write(path);
+  EXPECT_GT(std::filesystem::file_size(path), size_t{1} << 20);
 }
 
 // A crafted file behind a valid checksum: a string in the archive's pickle claims 3 GB.
