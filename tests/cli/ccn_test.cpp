@@ -16,23 +16,18 @@
 #include <vector>
 
 #include "cli_runner.h"
+#include "tests/support/text_files.h"
 
 namespace fs = std::filesystem;
 using csan::testing::bin;
 using csan::testing::run;
 using csan::testing::RunResult;
+using csan::testing::slurp;
 using csan::testing::tool;
 
 namespace {
 
 const std::string kRecipe = std::string(CSAN_SOURCE_DIR) + "/recipes/ccn-tiny.yaml";
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 void spit(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);

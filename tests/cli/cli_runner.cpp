@@ -13,16 +13,9 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace csan::testing {
+#include "tests/support/text_files.h"
 
-namespace {
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-}  // namespace
+namespace csan::testing {
 
 RunResult run(const std::vector<std::string>& argv, const std::string& stdin_data, const std::vector<std::string>& env,
               const std::string& cwd) {

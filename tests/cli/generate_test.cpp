@@ -10,11 +10,13 @@
 #include <sstream>
 
 #include "cli_runner.h"
+#include "tests/support/text_files.h"
 
 namespace fs = std::filesystem;
 using csan::testing::bin;
 using csan::testing::run;
 using csan::testing::RunResult;
+using csan::testing::slurp;
 using csan::testing::tool;
 
 namespace {
@@ -22,13 +24,6 @@ namespace {
 // BLEU the tiny model must reach on the toy test set after the short training below
 // (measured: 22.3; an untrained model scores below 1).
 constexpr double kMinBleu = 15.0;
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 void spit(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);

@@ -16,10 +16,14 @@
 #include <sstream>
 
 #include "cli_runner.h"
+#include "tests/support/markdown_table.h"
 
 namespace fs = std::filesystem;
 using csan::testing::bin;
 using csan::testing::run;
+using csan::testing::slurp;
+using csan::testing::split;
+using csan::testing::table_rows;
 
 namespace {
 
@@ -27,37 +31,6 @@ const std::string kScript = std::string(CSAN_SOURCE_DIR) + "/tools/experiments/l
 const std::string kBuildDir = fs::path(CSAN_TOOLS_DIR).parent_path().string();
 const std::vector<std::string> kSystems = {"Transformer", "BI_DIRECT", "REL_POS", "NEIGHBOR", "LOCAL_HARD",
                                            "LOCAL_SOFT",  "BLOCK",     "CNNs",    "CSAN-2D"};
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> parts;
-  std::stringstream in(text);
-  for (std::string part; std::getline(in, part, sep);) parts.push_back(part);
-  return parts;
-}
-
-std::string trim(const std::string& s) {
-  const auto a = s.find_first_not_of(' '), b = s.find_last_not_of(' ');
-  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
-}
-
-std::map<std::string, std::vector<std::string>> table_rows(const std::string& markdown) {
-  std::map<std::string, std::vector<std::string>> rows;
-  for (const std::string& line : split(markdown, '\n')) {
-    if (line.rfind("| ", 0) != 0 || line.rfind("| System", 0) == 0) continue;
-    std::vector<std::string> cells;
-    for (const std::string& cell : split(line, '|')) cells.push_back(trim(cell));
-    cells.erase(cells.begin());
-    rows[cells[0]] = cells;
-  }
-  return rows;
-}
 
 int64_t number(std::string cell) {
   cell.erase(std::remove(cell.begin(), cell.end(), ','), cell.end());

@@ -16,18 +16,20 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <stdexcept>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "cli_runner.h"
 #include "sha256.h"
+#include "tests/support/text_files.h"
 
 namespace {
 
 using csan::testing::run;
+using csan::testing::slurp;
 using nlohmann::json;
 
 std::string vectors_dir() { return csan::testing::shared_dir() + "/vectors/sacrebleu"; }
@@ -38,13 +40,6 @@ const json& expected() {
     return json::parse(in);
   }();
   return data;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 struct CliCase {
@@ -221,7 +216,8 @@ TEST(ScoreCli, StdinFieldCountMismatchExits17) {
   const std::string dir = vectors_dir() + "/cases/errors";
   const auto result = run({csan::testing::bin("csan-score"), "ref.txt"}, "a\tb\nc\n", {}, dir);
   EXPECT_EQ(result.exit_code, 17);
-  EXPECT_EQ(result.err, "sacreBLEU: FATAL: the number of tab-delimited fields in the input stream differ across lines.\n");
+  EXPECT_EQ(result.err,
+            "sacreBLEU: FATAL: the number of tab-delimited fields in the input stream differ across lines.\n");
 }
 
 TEST(ScoreCli, ArgparseStyleArguments) {
@@ -231,8 +227,8 @@ TEST(ScoreCli, ArgparseStyleArguments) {
   EXPECT_EQ(run({bin, "ref.de", "-i", "sys_b.de", "-m", "bleu", "-tok=intl"}, "", {}, dir).out, intl);
   EXPECT_EQ(run({bin, "ref.de", "-i", "sys_b.de", "--metrics=bleu", "--tokenize", "intl"}, "", {}, dir).out, intl);
   // The last occurrence of an option wins, as with argparse.
-  EXPECT_EQ(run({bin, "ref.de", "-i", "sys_a.de", "-m", "chrf", "-tok", "13a", "-i", "sys_b.de", "-m", "bleu",
-                 "-tok", "intl"},
+  EXPECT_EQ(run({bin, "ref.de", "-i", "sys_a.de", "-m", "chrf", "-tok", "13a", "-i", "sys_b.de", "-m", "bleu", "-tok",
+                 "intl"},
                 "", {}, dir)
                 .out,
             intl);

@@ -10,21 +10,16 @@
 #include <sstream>
 
 #include "cli_runner.h"
+#include "tests/support/text_files.h"
 
 namespace fs = std::filesystem;
 using csan::testing::run;
+using csan::testing::slurp;
 
 namespace {
 
 const std::string kScript = std::string(CSAN_SOURCE_DIR) + "/tools/experiments/tagger-table2.sh";
 const std::string kBuildDir = fs::path(CSAN_TOOLS_DIR).parent_path().string();
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::vector<std::string> cells_of(const std::string& line) {
   std::vector<std::string> cells;

@@ -12,9 +12,11 @@
 #include <sstream>
 
 #include "cli_runner.h"
+#include "tests/support/text_files.h"
 #include "tests/support/toy_treebank.h"
 
 namespace fs = std::filesystem;
+using csan::testing::slurp;
 using namespace csan::testing;
 
 namespace {
@@ -47,13 +49,6 @@ std::string recipe(const std::string& name) { return std::string(CSAN_SOURCE_DIR
 
 bool is_one_line(const std::string& text) {
   return !text.empty() && text.back() == '\n' && text.find('\n') == text.size() - 1;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // Tiny dimensions and two epochs: seconds per variant.

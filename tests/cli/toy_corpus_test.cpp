@@ -7,19 +7,14 @@
 #include <sstream>
 
 #include "cli_runner.h"
+#include "tests/support/text_files.h"
 
 namespace fs = std::filesystem;
 using csan::testing::run;
+using csan::testing::slurp;
 using csan::testing::tool;
 
 namespace {
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 size_t lines_in(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
 
@@ -72,8 +67,8 @@ TEST(ToyCorpusCli, WritesSplitsReproducibly) {
 
 TEST(ToyCorpusCli, LanguageNamesBecomeFileSuffixes) {
   const fs::path dir = csan::testing::make_temp_dir("toy_corpus_langs");
-  auto r = toy_corpus({"--out-dir", dir.string(), "--train", "20", "--valid", "0", "--test", "5", "--source-lang",
-                       "xx", "--target-lang", "yy"});
+  auto r = toy_corpus({"--out-dir", dir.string(), "--train", "20", "--valid", "0", "--test", "5", "--source-lang", "xx",
+                       "--target-lang", "yy"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(lines_in(slurp(dir / "train.xx")), 20u);
   EXPECT_EQ(lines_in(slurp(dir / "test.yy")), 5u);
@@ -115,8 +110,8 @@ TEST(ToyCorpusCli, BadOptionsGiveOneLineErrors) {
 TEST(ToyCorpusCli, HelpListsTheOptions) {
   auto r = toy_corpus({"--help"});
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* option : {"--out-dir", "--train", "--valid", "--test", "--seed", "--source-lang", "--target-lang",
-                             "--max-words"})
+  for (const char* option :
+       {"--out-dir", "--train", "--valid", "--test", "--seed", "--source-lang", "--target-lang", "--max-words"})
     EXPECT_NE(r.out.find(option), std::string::npos) << option;
 }
 

@@ -14,10 +14,12 @@
 #include <string_view>
 
 #include "cli_runner.h"
+#include "tests/support/text_files.h"
 #include "toolkit/core/directory_lock.h"
 #include "toolkit/core/tensorboard_event.h"
 
 namespace fs = std::filesystem;
+using csan::testing::slurp;
 using namespace csan::testing;
 
 namespace {
@@ -52,11 +54,6 @@ RunResult train(const std::string& save_dir, int max_update, std::vector<std::st
 }
 
 bool one_line(const std::string& text) { return std::count(text.begin(), text.end(), '\n') == 1; }
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 // The update of each record of a kind in metrics.jsonl, in file order.
 std::vector<int64_t> logged_updates(const std::string& save_dir, const std::string& kind) {

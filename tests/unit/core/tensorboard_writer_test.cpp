@@ -15,11 +15,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/support/text_files.h"
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/crc32c.h"
 #include "toolkit/core/error.h"
 
 namespace fs = std::filesystem;
+using csan::testing::slurp;
 
 namespace {
 
@@ -68,14 +70,18 @@ std::vector<Field> fields_of(const std::string& message) {
   while (at < message.size()) {
     const uint64_t key = varint();
     Field f{key >> 3, key & 7, 0, {}};
-    if (f.wire_type == 0) f.varint = varint();
-    else if (f.wire_type == 1) f.bytes = message.substr(at, 8), at += 8;
-    else if (f.wire_type == 5) f.bytes = message.substr(at, 4), at += 4;
+    if (f.wire_type == 0)
+      f.varint = varint();
+    else if (f.wire_type == 1)
+      f.bytes = message.substr(at, 8), at += 8;
+    else if (f.wire_type == 5)
+      f.bytes = message.substr(at, 4), at += 4;
     else if (f.wire_type == 2) {
       const uint64_t n = varint();
       f.bytes = message.substr(at, n);
       at += n;
-    } else ADD_FAILURE() << "unexpected wire type " << f.wire_type;
+    } else
+      ADD_FAILURE() << "unexpected wire type " << f.wire_type;
     EXPECT_LE(at, message.size());
     fields.push_back(f);
   }
@@ -108,12 +114,14 @@ Event decode_event(const std::string& bytes) {
         std::string tag;
         float simple = 0;
         for (const Field& vf : fields_of(value.bytes)) {
-          if (vf.number == 1) tag = vf.bytes;
+          if (vf.number == 1)
+            tag = vf.bytes;
           else if (vf.number == 2) {  // simple_value, float
             EXPECT_EQ(vf.wire_type, 5u);
             uint32_t bits = static_cast<uint32_t>(little_endian(vf.bytes, 0, 4));
             std::memcpy(&simple, &bits, 4);
-          } else ADD_FAILURE() << "unexpected Summary.Value field " << vf.number;
+          } else
+            ADD_FAILURE() << "unexpected Summary.Value field " << vf.number;
         }
         e.values.emplace_back(tag, simple);
       }
@@ -125,13 +133,6 @@ Event decode_event(const std::string& bytes) {
     }
   }
   return e;
-}
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 std::vector<Event> read_events(const fs::path& path) {

@@ -14,11 +14,13 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/text_files.h"
 #include "toolkit/checkpoint/checkpoint.h"
 #include "toolkit/core/remove_tree.h"
 #include "toolkit/tasks/model_loader.h"
 
 namespace fs = std::filesystem;
+using csan::testing::slurp;
 
 namespace csan::training {
 namespace {
@@ -46,11 +48,6 @@ int wait_exit(pid_t pid) {
   int status = 0;
   ::waitpid(pid, &status, 0);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 int run(const std::vector<std::string>& argv, const std::string& log) { return wait_exit(spawn(argv, log)); }
