@@ -2,7 +2,7 @@
 // target tokens/s; model loading excluded), by default beam 5, 64 sentences per batch,
 // fairseq-generate's length limit (max_len_a 0, max_len_b 200).
 //   bench-generate --path CKPT --data DIR [--gen-subset test --beam 5 --batch-size 64 --repeats 3]
-//                  [--profile trace.json]
+//                  [--profile trace.json]   (summed by op: tools/bench/trace-summary trace.json)
 //
 // The setup (small config on Multi30k test2016, 1,000 sentences), with a model
 // TRAINED briefly: random weights rarely emit </s>, so every sentence would run to the

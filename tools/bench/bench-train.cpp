@@ -1,7 +1,7 @@
 // bench-train: training throughput in target tokens per second (fairseq's wps:
 // non-padding target tokens incl. </s> per wall second), measured after warm-up.
 //   bench-train --data DATA_BIN --recipe RECIPE [--set k=v ...] [--arch a,b,c]
-//               [--warmup 5] [--updates 20] [--profile trace.json]
+//               [--warmup 5] [--updates 20] [--profile trace.json]   (tools/bench/trace-summary reads it)
 // Every architecture of --arch is built from the same recipe and overrides (only
 // model.arch differs) and trained on the SAME batches; the architectures take turns
 // update by update, so load from other processes hits them alike, and each is reported

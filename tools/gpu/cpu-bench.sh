@@ -14,13 +14,15 @@
 #   vs-pytorch  train-vs-pytorch.sh --precision fp32|bf16 small|base
 #   generate    bench-generate --precision fp32,bf16,int8 with and without the shortlist
 #   gen-pytorch generate-vs-pytorch.sh --precision fp32|bf16|int8
+#   profile     where a step's time goes, by op (tools/bench/trace-summary of --profile traces):
+#               decoding in fp32, bf16 and int8, a bf16 training update, small and base
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$root/build-gpu/cpu-bench}
 mkdir -p "$out"
 start=$(date +%s)
 step() { echo "== [$(($(date +%s) - start)) s] $*"; }
-steps=" ${CSAN_BENCH_STEPS:-gemm train vs-pytorch generate gen-pytorch} "
+steps=" ${CSAN_BENCH_STEPS:-gemm train vs-pytorch generate gen-pytorch profile} "
 wants() { [[ $steps == *" $1 "* ]]; }
 
 step "machine"
@@ -64,5 +66,23 @@ if wants gen-pytorch; then
   for p in fp32 bf16 int8; do
     run_step "gen-pytorch-$p" "$root/tools/bench/generate-vs-pytorch.sh" --precision $p "$model" "$data" 1 "$rel_build"
   done
+fi
+if wants profile; then
+  # The traces are large (tens of MB); only their summaries stay in OUT.
+  profile_step() {  # NAME TRACE COMMAND...
+    local name=$1 trace=$2; shift 2
+    run_step "$name" "$@" --profile "$trace"
+    python3 "$root/tools/bench/trace-summary" "$trace" --top 25 > "$out/$name.summary.txt" 2>&1
+    head -n 5 "$out/$name.summary.txt"
+    rm -f "$trace"
+  }
+  for p in fp32 bf16 int8; do
+    profile_step "profile-generate-$p" "$out/trace.json" "$build/tools/bench/bench-generate" --path "$model" \
+      --data "$data" --precision $p --repeats 1
+  done
+  profile_step profile-train-small-bf16 "$out/trace.json" "$build/tools/bench/bench-train" --data "$data" \
+    "${langs[@]}" --recipe "$root/recipes/bench-small.yaml" --precision bf16 --warmup 2 --updates 2
+  profile_step profile-train-base-bf16 "$out/trace.json" "$build/tools/bench/bench-train" --data "$data" \
+    "${langs[@]}" --recipe "$root/recipes/transformer-base.yaml" --precision bf16 --warmup 1 --updates 1
 fi
 step "done"
