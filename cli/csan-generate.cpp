@@ -34,7 +34,7 @@ int generate_main(int argc, char** argv) {
       "parallel-batches", po::value<int64_t>(&o.parallel_batches)->default_value(0),
       "batches translated at once, each on its share of the threads (0: one per thread; 1: one batch on all)")(
       "buffer-size", po::value<int64_t>(&o.buffer_size)->default_value(0),
-      "raw input lines read before translating (default: --batch-size)")(
+      "raw input lines read before translating (0: 1 at a terminal, else 16 batches or 2 per thread)")(
       "output-format", po::value<std::string>(&o.output_format)->default_value("fairseq"),
       "fairseq (S-/T-/H-/D-/P- lines and a summary) or plain (one hypothesis per line)")(
       "results-path", po::value<std::string>(&o.results_path), "write DIR/generate-SUBSET.txt instead of stdout")(

@@ -1,8 +1,14 @@
 // csan-generate end to end: toy corpus -> csan-preprocess -> csan-train (a tiny model,
 // briefly) -> csan-generate, then every input path, format and error case against the
 // trained checkpoint. The pipeline runs once for the whole suite.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -300,6 +306,100 @@ TEST_F(GenerateCli, RawInputWithSentencePieceEqualsBinarizedData) {
   auto piped = generate({"--input", "-", "--output-format", "plain"}, sources[2] + "\n\n" + sources[4] + "\n");
   ASSERT_EQ(piped.exit_code, 0) << describe(piped);
   EXPECT_EQ(piped.out, expected[2] + "\n\n" + expected[4] + "\n");
+}
+
+// Files and pipes are read many batches at a time, so that several translate at once, each
+// on its own thread (a buffer of one batch ran it on all threads, whose OpenMP barriers
+// spin: 50x slower beside another job on the same cores); the translations are the same
+// whatever the buffer.
+TEST_F(GenerateCli, RawInputTranslatesSeveralBatchesAtATimeWithTheSameResults) {
+  auto with = [&](const std::string& threads, std::vector<std::string> extra) {
+    std::vector<std::string> argv = {
+        "--input", dir_ + "/raw/test.src", "--output-format", "plain", "--batch-size", "16", "--threads", threads};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return generate(argv);
+  };
+  const RunResult whole = with("2", {});
+  ASSERT_EQ(whole.exit_code, 0) << describe(whole);
+  EXPECT_NE(whole.err.find("2 CPU threads, 2 batches at a time)"), std::string::npos) << whole.err;
+  EXPECT_EQ(split_lines(whole.out).size(), 200u);
+  // (On one thread: the same buffers on two threads are the slow case named above.)
+  const RunResult one_batch = with("1", {"--buffer-size", "16"});
+  ASSERT_EQ(one_batch.exit_code, 0) << describe(one_batch);
+  EXPECT_NE(one_batch.err.find("1 CPU thread)"), std::string::npos) << one_batch.err;
+  EXPECT_EQ(one_batch.out, whole.out);
+  EXPECT_EQ(with("1", {"--buffer-size", "1"}).out, whole.out);
+  const RunResult piped = generate({"--input", "-", "--output-format", "plain", "--batch-size", "16", "--threads", "2"},
+                                   slurp(dir_ + "/raw/test.src"));
+  EXPECT_EQ(piped.out, whole.out);
+  EXPECT_NE(piped.err.find("2 batches at a time"), std::string::npos) << piped.err;
+}
+
+// A person typing at a terminal gets each translation as soon as the line is entered
+// (fairseq-interactive's buffer of one line), not after 64 lines or the end of input.
+TEST_F(GenerateCli, TypedLinesAreTranslatedAsSoonAsTheyAreEntered) {
+  const auto sources = split_lines(slurp(dir_ + "/raw/test.src"));
+  const RunResult expected =
+      generate({"--input", "-", "--output-format", "plain", "--threads", "1"}, sources[3] + "\n" + sources[7] + "\n");
+  ASSERT_EQ(expected.exit_code, 0) << describe(expected);
+  const auto wanted = split_lines(expected.out);
+  ASSERT_EQ(wanted.size(), 2u);
+
+  const int terminal = ::posix_openpt(O_RDWR | O_NOCTTY);
+  ASSERT_GE(terminal, 0);
+  ASSERT_EQ(::grantpt(terminal), 0);
+  ASSERT_EQ(::unlockpt(terminal), 0);
+  const std::string typist_side = ::ptsname(terminal);
+  int output[2];
+  ASSERT_EQ(::pipe(output), 0);
+  const std::string log = dir_ + "/typed.log";
+  const std::vector<std::string> argv = {bin("csan-generate"), "--path", checkpoint_, "--input", "-",
+                                         "--output-format",    "plain",  "--threads", "1"};
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const int in = ::open(typist_side.c_str(), O_RDWR);
+    const int err = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (in < 0 || err < 0 || ::dup2(in, 0) < 0 || ::dup2(output[1], 1) < 0 || ::dup2(err, 2) < 0) ::_exit(127);
+    ::close(output[0]);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(output[1]);
+  // One line of output, waiting at most `seconds` for it ("" when none comes).
+  std::string pending;
+  auto next_line = [&](int seconds) -> std::string {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (pending.find('\n') == std::string::npos) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return "";
+      pollfd p{output[0], POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return "";
+      char chunk[4096];
+      const ssize_t n = ::read(output[0], chunk, sizeof chunk);
+      if (n <= 0) return "";
+      pending.append(chunk, static_cast<size_t>(n));
+    }
+    const std::string line = pending.substr(0, pending.find('\n'));
+    pending.erase(0, line.size() + 1);
+    return line;
+  };
+  const std::string first = sources[3] + "\n", second = sources[7] + "\n";
+  ASSERT_EQ(::write(terminal, first.data(), first.size()), static_cast<ssize_t>(first.size()));
+  EXPECT_EQ(next_line(120), wanted[0]) << slurp(log);  // the input is still open
+  ASSERT_EQ(::write(terminal, second.data(), second.size()), static_cast<ssize_t>(second.size()));
+  EXPECT_EQ(next_line(120), wanted[1]) << slurp(log);
+  ASSERT_EQ(::write(terminal, "\x04", 1), 1);  // Ctrl-D: end of input
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(log);
+  EXPECT_EQ(next_line(5), "");
+  ::close(output[0]);
+  ::close(terminal);
 }
 
 // transformer_tiny has 256 source positions. A line of 100 test sentences (over 400

@@ -53,7 +53,9 @@ class Threads : public ::testing::Test {
   // The thread count in csan-generate's summary line.
   int generate_threads(const RunResult& r) {
     std::smatch m;
-    if (!std::regex_search(r.out, m, std::regex(R"(Translated \d+ sentences .*, (\d+) CPU threads?\)\n)"))) return -1;
+    if (!std::regex_search(
+            r.out, m, std::regex(R"(Translated \d+ sentences .*, (\d+) CPU threads?(?:, \d+ batches at a time)?\)\n)")))
+      return -1;
     return std::stoi(m[1]);
   }
   RunResult generate(std::vector<std::string> extra, const std::vector<std::string>& env) {

@@ -25,7 +25,7 @@ struct GenerateOptions {
   int64_t batch_size = 64;               // sentences per batch (0: no limit)
   int64_t max_tokens = 0;                // padded source tokens per batch (0: no limit)
   int64_t parallel_batches = 0;          // batches translated at once (0: one per thread; see parallel_batches.h)
-  int64_t buffer_size = 0;               // raw input lines read before translating (0: batch size)
+  int64_t buffer_size = 0;               // raw input lines read before translating (0: raw_input_buffer)
   std::string output_format = "fairseq";
   std::string results_path;  // write DIR/generate-SUBSET.txt instead of stdout
   SearchOptions search;
@@ -37,12 +37,18 @@ struct GenerateOptions {
 
 struct GenerateSummary {
   int64_t sentences = 0;
-  int64_t tokens = 0;     // target tokens of the best hypotheses (</s> included)
-  int64_t truncated = 0;  // sources cut to the model's maximum positions
-  double seconds = 0;     // translation time (model loading excluded)
+  int64_t tokens = 0;                 // target tokens of the best hypotheses (</s> included)
+  int64_t truncated = 0;              // sources cut to the model's maximum positions
+  double seconds = 0;                 // translation time (model loading excluded)
+  int64_t most_parallel_batches = 0;  // the most batches translated at once
   std::optional<double> bleu;
   std::vector<std::string> lines;  // the summary as printed
 };
+
+// Raw input lines read before translating when --buffer-size is 0: 1 for a person typing
+// at a terminal, else batches_per_buffer batches of --batch-size (64 when 0) lines, at
+// least 16 and two per thread, so that several batches translate at once.
+int64_t raw_input_buffer(const GenerateOptions& options, bool from_terminal, int64_t threads);
 
 // Checks the options that do not need a model (throws csan::Error naming the option).
 void validate_generate_options(const GenerateOptions& options);
