@@ -64,55 +64,12 @@ TEST(IncrementalState, BeamReorderRewritesTheHistoryNotTheCachesAndLeavesPerSent
 // has its own prefix; the result must equal decoding each row with its own copy of the
 // encoder output, step by step, across beam reorders and a sentence leaving the batch.
 TEST(IncrementalDecoding, BeamsSharingEncoderStateEqualFullRecomputation) {
-  torch::NoGradGuard no_grad;
   auto model = tiny_model(21);
-  auto batch = random_sources(3, 31);  // padded: sentences of different lengths
-  constexpr int64_t kBeam = 4;
-  auto encoder_out = model->encode_tokens(batch.tokens, batch.lengths);
-  std::vector<int64_t> sentence_of_row;
-  for (int64_t s = 0; s < 3; ++s)
-    for (int64_t b = 0; b < kBeam; ++b) sentence_of_row.push_back(s);
-  auto prefix = torch::randint(4, kVocab, {3 * kBeam, 10}, torch::kLong);
-  prefix.select(1, 0).fill_(kEos);
-  nn::IncrementalState state;
-  state.reserve(6);  // also grows past the reserve
-  auto sources = batch.tokens, lengths = batch.lengths;
-  for (int64_t t = 0; t < prefix.size(1); ++t) {
-    auto step = model->decode(prefix.narrow(1, 0, t + 1), encoder_out, &state);
-    ASSERT_EQ(step.size(1), 1);
-    auto rows = torch::tensor(sentence_of_row);
-    auto full =
-        model->forward(sources.index_select(0, rows), lengths.index_select(0, rows), prefix.narrow(1, 0, t + 1));
-    EXPECT_LT((torch::log_softmax(step.select(1, 0), -1) - torch::log_softmax(full.select(1, t), -1))
-                  .abs()
-                  .max()
-                  .item<double>(),
-              1e-5)
-        << "step " << t;
-    // Beams of each sentence are permuted and duplicated within it; at step 4 the middle
-    // sentence leaves.
-    const int64_t n = static_cast<int64_t>(sentence_of_row.size()) / kBeam;
-    std::vector<int64_t> order, kept;
-    for (int64_t i = 0; i < n; ++i) {
-      if (t == 4 && i == 1) continue;
-      kept.push_back(i);
-      for (int64_t b = 0; b < kBeam; ++b) order.push_back(i * kBeam + (b * b + t) % kBeam);
-    }
-    auto order_t = torch::tensor(order);
-    if (static_cast<int64_t>(kept.size()) < n) {
-      auto kept_t = torch::tensor(kept);
-      state.reorder_beams(order_t, kept_t);
-      encoder_out.reorder(kept_t);
-      sources = sources.index_select(0, kept_t), lengths = lengths.index_select(0, kept_t);
-      std::vector<int64_t> renumbered;
-      for (size_t i = 0; i < kept.size(); ++i)
-        for (int64_t b = 0; b < kBeam; ++b) renumbered.push_back(static_cast<int64_t>(i));
-      sentence_of_row = renumbered;
-    } else {
-      state.reorder_beams(order_t);
-    }
-    prefix = prefix.index_select(0, order_t);
-  }
+  // Padded sentences of different lengths; the middle one leaves after step 4; the state
+  // also grows past its reserve.
+  BeamMoves moves;
+  moves.leave_after_step = 4, moves.leaving = 1, moves.reserve = 6, moves.log_probs = true;
+  EXPECT_LT(incremental_vs_full_with_beam_reorders(*model, random_sources(3, 31), 4, 10, {}, moves), 1e-5);
 }
 
 }  // namespace

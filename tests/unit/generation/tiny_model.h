@@ -73,18 +73,27 @@ inline std::vector<double> teacher_forced(models::EncoderDecoderModel& model, co
   return out;
 }
 
+// How beam search moves the rows between the steps of incremental_vs_full_with_beam_reorders.
+struct BeamMoves {
+  int64_t leave_after_step = 3;  // after this step ...
+  int64_t leaving = 0;           // ... this sentence leaves the batch
+  int64_t reserve = 0;           // positions IncrementalState reserves up front (0: none)
+  bool log_probs = false;        // compare log-softmax rather than logits (sharpened outputs)
+};
+
 // Decodes random prefixes of `beam` rows per sentence of `batch` step by step, as beam
-// search does: the beams of a sentence share its encoder output, rows are reordered
-// within their sentences after every step, and the first sentence leaves the batch after
-// step 3. At every step the incremental logits must equal a full forward's of the same
-// prefixes (largest difference returned, over all steps); `after_first_step` sees the
-// state once the first step has filled it.
+// search does: the beams of a sentence share its encoder output, after every step rows are
+// permuted and duplicated within their sentences, and one sentence leaves the batch
+// (`moves`). At every step the incremental output must equal a full forward's of the same
+// prefixes; the largest difference over all steps is returned (infinity when a step
+// computed more than its newest position). `after_first_step` sees the state once the
+// first step has filled it.
 inline double incremental_vs_full_with_beam_reorders(
     models::EncoderDecoderModel& model, const SourceBatch& batch, int64_t beam, int64_t steps,
-    const std::function<void(const nn::IncrementalState&)>& after_first_step = {}) {
+    const std::function<void(const nn::IncrementalState&)>& after_first_step = {}, const BeamMoves& moves = {}) {
   torch::NoGradGuard no_grad;
   auto encoder_out = model.encode_tokens(batch.tokens, batch.lengths);
-  encoder_out.drop_empty_masks();
+  encoder_out.drop_empty_masks();  // as the generator does
   const int64_t sentences = batch.tokens.size(0);
   std::vector<int64_t> sentence_of_row;
   for (int64_t s = 0; s < sentences; ++s)
@@ -92,21 +101,25 @@ inline double incremental_vs_full_with_beam_reorders(
   auto prefix = torch::randint(4, kVocab, {sentences * beam, steps}, torch::kLong);
   prefix.select(1, 0).fill_(kEos);
   nn::IncrementalState state;
+  if (moves.reserve > 0) state.reserve(moves.reserve);
   auto sources = batch.tokens, lengths = batch.lengths;
+  const auto comparable = [&](const torch::Tensor& logits) {
+    return moves.log_probs ? torch::log_softmax(logits, -1) : logits;
+  };
   double worst = 0;
   for (int64_t t = 0; t < steps; ++t) {
     auto step = model.decode(prefix.narrow(1, 0, t + 1), encoder_out, &state);
-    if (step.size(1) != 1) return INFINITY;  // more than the newest position computed
+    if (step.size(1) != 1) return INFINITY;
     if (t == 0 && after_first_step) after_first_step(state);
     auto rows = torch::tensor(sentence_of_row);
     auto full = model.forward(sources.index_select(0, rows), lengths.index_select(0, rows), prefix.narrow(1, 0, t + 1));
-    worst = std::max(worst, (step.select(1, 0) - full.select(1, t)).abs().max().item<double>());
+    worst = std::max(worst, (comparable(step.select(1, 0)) - comparable(full.select(1, t))).abs().max().item<double>());
     const int64_t n = static_cast<int64_t>(sentence_of_row.size()) / beam;
     std::vector<int64_t> order, kept;
     for (int64_t i = 0; i < n; ++i) {
-      if (t == 3 && i == 0) continue;  // the first sentence leaves
+      if (t == moves.leave_after_step && i == moves.leaving) continue;
       kept.push_back(i);
-      for (int64_t b = 0; b < beam; ++b) order.push_back(i * beam + (b + t) % beam);
+      for (int64_t b = 0; b < beam; ++b) order.push_back(i * beam + (b * b + t) % beam);  // b*b: duplicates
     }
     auto order_t = torch::tensor(order);
     if (static_cast<int64_t>(kept.size()) < n) {
