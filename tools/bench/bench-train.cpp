@@ -42,6 +42,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -226,8 +227,9 @@ int compare_worker_counts(const BenchOptions& o, char** argv) {
 
 int bench_main(int argc, char** argv) {
   BenchOptions o;
-  po::options_description options("bench-train");
-  options.add_options()("data", po::value(&o.data)->required(), "csan-preprocess output directory")(
+  po::options_description options("bench-train --data DATA_BIN --recipe RECIPE [options]");
+  options.add_options()("help,h", "show this help")("data", po::value(&o.data)->required(),
+                                                    "csan-preprocess output directory")(
       "recipe", po::value(&o.recipe)->required(), "recipe YAML")("set", po::value(&o.sets)->composing(), "key=value")(
       "arch", po::value(&o.archs), "comma-separated architectures to compare (default: the recipe's)")(
       "source-lang", po::value(&o.src), "source suffix")("target-lang", po::value(&o.tgt), "target suffix")(
@@ -239,8 +241,16 @@ int bench_main(int argc, char** argv) {
       "also write the warm-up and timed batches' example indices to this file (for pytorch-reference-train.py)");
   options.add_options()("workers", po::value(&o.workers), "compare 1 and N CPU worker processes (Gloo, 1 thread each)");
   po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, options), vm);
-  po::notify(vm);
+  try {
+    po::store(po::parse_command_line(argc, argv, options), vm);
+    if (vm.count("help")) {  // before notify: --data and --recipe are required
+      std::cout << options;
+      return 0;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw Error(std::string(e.what()) + " (see bench-train --help)");
+  }
   if (o.workers > 1) return std::getenv("RANK") ? run_as_worker(o) : compare_worker_counts(o, argv);
   if (!o.glibc_malloc) core::keep_large_allocations_mapped();
   nn::use_compute_threads(0);  // as csan-train: OMP_NUM_THREADS, else every usable CPU
