@@ -5,8 +5,16 @@
 # CSAN_DEMO_EPOCHS (default 10) sets the training length. CSAN_DEMO_SKIP_SETUP=1 skips the
 # install and build steps and uses the executables already in CSAN_BUILD_DIR (ctest's
 # Demo test runs the pipeline so, one epoch long, from inside a build).
+#   tools/demo.sh [--help]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+source "$root/tools/script-help.sh"
+for a in "$@"; do
+  case $a in
+    -h | --help) script_help "$0"; exit 0 ;;
+    *) echo "demo.sh: error: unknown argument '$a' (settings are environment variables; see --help)" >&2; exit 2 ;;
+  esac
+done
 build=${CSAN_BUILD_DIR:-$root/build}
 out=${CSAN_DEMO_DIR:-$root/demo-output}
 epochs=${CSAN_DEMO_EPOCHS:-10}

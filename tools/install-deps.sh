@@ -7,6 +7,7 @@
 #   tools/install-deps.sh --plots  also python3-matplotlib, for tools/plot-curves
 # The default install leaves the optional tools out (no test or executable needs them).
 set -euo pipefail
+source "$(dirname "$0")/script-help.sh"
 
 fuzz=0
 plots=0
@@ -14,7 +15,8 @@ for arg in "$@"; do
   case "$arg" in
     --fuzz) fuzz=1 ;;
     --plots) plots=1 ;;
-    *) echo "install-deps: error: unknown option '$arg' (--fuzz, --plots)" >&2; exit 2 ;;
+    -h | --help) script_help "$0"; exit 0 ;;
+    *) echo "install-deps: error: unknown option '$arg' (--fuzz, --plots, --help)" >&2; exit 2 ;;
   esac
 done
 

@@ -6,10 +6,15 @@
 # Other arguments go to cmake's configure step.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+source "$root/tools/script-help.sh"
 sanitize=0
 args=()
 for a in "$@"; do
-  if [ "$a" = --sanitize ]; then sanitize=1; else args+=("$a"); fi
+  case $a in
+    --sanitize) sanitize=1 ;;
+    -h | --help) script_help "$0"; exit 0 ;;
+    *) args+=("$a") ;;
+  esac
 done
 "$root/tools/install-deps.sh"
 if [ $sanitize = 1 ]; then

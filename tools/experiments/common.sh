@@ -19,6 +19,7 @@
 # Only the executables' command lines are used.
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+source "$root/tools/script-help.sh"
 read -r load_at_start _ < /proc/loadavg  # times per update mean little on a busy machine
 die() { echo "$experiment: error: $*" >&2; exit 1; }
 step() { echo "$experiment: $*" >&2; }
@@ -40,7 +41,7 @@ experiment_options() {
           --precision) precision=$2 ;; --systems) only=",$2," ;;
         esac
         shift ;;
-      -h|--help) awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"; exit 0 ;;
+      -h|--help) script_help "$0"; exit 0 ;;
       *) die "unknown option '$1' (see --help)" ;;
     esac
     shift
