@@ -11,6 +11,8 @@
 #   tools/check-same-results.sh OLD_BUILD_DIR NEW_BUILD_DIR [WORK_DIR]
 # OLD_BUILD_DIR holds the earlier commit's cli/ and tools/ (e.g. a copy of build/ taken
 # before the change). Exits 1 at the first difference, printing it.
+source "$(dirname "$0")/script-help.sh"
+help_if_asked "$0" "$@"
 set -euo pipefail
 old=$(cd "$1" && pwd)
 new=$(cd "$2" && pwd)

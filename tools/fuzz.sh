@@ -6,6 +6,8 @@
 # build-fuzz/corpus/TARGET; a crash, leak or sanitizer report stops the run with exit 1
 # and leaves its input in build-fuzz/artifacts/TARGET/. Copy that input to
 # tests/fuzz/corpus/TARGET/ once fixed: the normal test run (test_fuzz_replay) replays it.
+source "$(dirname "$0")/script-help.sh"
+help_if_asked "$0" "$@"
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${CSAN_FUZZ_BUILD_DIR:-$root/build-fuzz}

@@ -37,28 +37,3 @@ TEST(Demo, RunsThePipelineOnTheToyCorpusAndPrintsItsBleu) {
   EXPECT_EQ(split(slurp(out + "/test.hyp"), '\n').size(), 500u);
   EXPECT_EQ(split(slurp(out + "/raw/test.tgt"), '\n').size(), 500u);
 }
-
-// The set-up scripts a user meets first answer --help from their header comment without
-// installing, building or running anything, and refuse what they do not know in one line.
-TEST(Demo, SetUpScriptsAnswerHelpWithoutRunningAndRefuseUnknownArguments) {
-  const std::string tools = std::string(CSAN_SOURCE_DIR) + "/tools/";
-  struct Script {
-    std::string name, header;
-  };
-  for (const Script& s : {Script{"demo.sh", "The whole pipeline on the built-in toy corpus"},
-                          Script{"test.sh", "The test command: installs dependencies"},
-                          Script{"build.sh", "Configures (Release) and builds csan"},
-                          Script{"install-deps.sh", "Installs the Debian packages csan builds against"}}) {
-    const auto r = run({"/bin/bash", tools + s.name, "--help"});
-    EXPECT_EQ(r.exit_code, 0) << s.name << ": " << r.err;
-    EXPECT_EQ(r.out.rfind(s.header, 0), 0u) << s.name << ":\n" << r.out;
-    EXPECT_EQ(r.out.find("#"), std::string::npos) << s.name << ": comment marks left in\n" << r.out;
-  }
-  for (const char* name : {"demo.sh", "install-deps.sh"}) {
-    const auto r = run({"/bin/bash", tools + name, "--no-such-option"});
-    EXPECT_EQ(r.exit_code, 2) << name;
-    EXPECT_NE(r.err.find("error: unknown"), std::string::npos) << name << ": " << r.err;
-    EXPECT_NE(r.err.find("'--no-such-option'"), std::string::npos) << name << ": " << r.err;
-    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << name << ": " << r.err;
-  }
-}

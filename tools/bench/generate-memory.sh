@@ -10,6 +10,8 @@
 # (csan-generate --help: LibTorch and its shared libraries).
 # ALLOCATOR=jemalloc|tcmalloc preloads that allocator into csan-generate (for comparisons);
 # CSAN_BUILD_DIR as elsewhere.
+source "$(dirname "$0")/../script-help.sh"
+help_if_asked "$0" "$@"
 set -euo pipefail
 checkpoint=${1:?usage: generate-memory.sh CHECKPOINT INPUT [SENTENCES]}
 input=${2:?usage: generate-memory.sh CHECKPOINT INPUT [SENTENCES]}

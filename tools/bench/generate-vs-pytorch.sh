@@ -13,6 +13,8 @@
 # Needs Debian's python3-torch (the same LibTorch 1.13 and OpenBLAS); 2 threads, as the
 # issue measures. The setup (a briefly trained small-config model on Multi30k
 # test2016) is in bench-generate.cpp's header.
+source "$(dirname "$0")/../script-help.sh"
+help_if_asked "$0" "$@"
 set -euo pipefail
 precision=fp32
 shortlist=()

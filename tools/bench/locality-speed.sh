@@ -12,6 +12,8 @@
 # --updates 16 and the options above, about 8 minutes on 2 idle AVX2 cores (an update of one
 # model: 2.5-3.5 s). The first model of each turn measured 2-4% slow: for a close call, rerun
 # bench-train with the order reversed (README, "Locality baselines").
+source "$(dirname "$0")/../script-help.sh"
+help_if_asked "$0" "$@"
 set -euo pipefail
 data=${1:?usage: locality-speed.sh DATA_BIN [bench-train options]}
 shift

@@ -11,6 +11,8 @@
 # ALLOCATOR=jemalloc|tcmalloc|glibc preloads that allocator into every csan process
 # instead of the one the executables link (for comparisons); CSAN_BUILD_DIR as elsewhere.
 # Needs /usr/bin/time (Debian's time) and, for part 1, python3-torch.
+source "$(dirname "$0")/../script-help.sh"
+help_if_asked "$0" "$@"
 set -euo pipefail
 precision=fp32
 if [ "${1:-}" = --precision ]; then

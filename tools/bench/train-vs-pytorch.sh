@@ -8,6 +8,8 @@
 # DATA_BIN: the issue's 8k joint Multi30k en-de data (see bench-train.cpp's header).
 # Needs Debian's python3-torch (the same LibTorch 1.13 and OpenBLAS); 2 threads, as the
 # issue measures.
+source "$(dirname "$0")/../script-help.sh"
+help_if_asked "$0" "$@"
 set -euo pipefail
 precision=fp32
 if [ "${1:-}" = --precision ]; then

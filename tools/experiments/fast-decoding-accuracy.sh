@@ -16,6 +16,8 @@
 #   tools/experiments/fast-decoding-accuracy.sh /tmp/m30k-small/checkpoint_best.pt /tmp/m30k \
 #       $D/test2016.en $D/test2016.de en de
 # Decoding itself takes a few minutes per setting on 2 shared cores.
+source "$(dirname "$0")/../script-help.sh"
+help_if_asked "$0" "$@"
 set -euo pipefail
 ckpt=${1:?checkpoint} data=${2:?data directory} src=${3:?raw source} ref=${4:?raw reference}
 src_lang=${5:?source language} tgt_lang=${6:?target language}

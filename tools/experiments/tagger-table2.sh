@@ -25,6 +25,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
+source "$root/tools/script-help.sh"
 read -r load_at_start _ < /proc/loadavg  # times per epoch mean little on a busy machine
 die() { echo "tagger-table2: error: $*" >&2; exit 1; }
 step() { echo "tagger-table2: $*" >&2; }
@@ -41,7 +42,7 @@ while (($#)); do
         --treebanks) treebanks=$2 ;; --max-epoch) max_epoch=$2 ;;
       esac
       shift ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) script_help "$0"; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
   shift

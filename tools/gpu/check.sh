@@ -15,6 +15,8 @@
 # CCN base and Transformer base tokens/s per precision, and decoding sentences/s and BLEU
 # in fp32, fp16, bf16 (GPU) and int8 (CPU), and the unit tests that need a GPU. Everything
 # is logged to OUT (default: build-gpu/check).
+source "$(dirname "$0")/../script-help.sh"
+help_if_asked "$0" "$@"
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 data=${1:?usage: tools/gpu/check.sh DATA [OUT]}

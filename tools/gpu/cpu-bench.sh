@@ -16,6 +16,8 @@
 #   gen-pytorch generate-vs-pytorch.sh --precision fp32|bf16|int8
 #   profile     where a step's time goes, by op (tools/bench/trace-summary of --profile traces):
 #               decoding in fp32, bf16 and int8, a bf16 training update, small and base
+source "$(dirname "$0")/../script-help.sh"
+help_if_asked "$0" "$@"
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$root/build-gpu/cpu-bench}

@@ -25,6 +25,8 @@
 # OUT/NAME-results.md (OUT default: build-gpu/experiments-out). CSAN_GPU_QUICK=1
 # runs the scripts' --quick settings instead (a check of this script, on any machine with
 # CSAN_GPU_BUILD_DIR set to a build); CSAN_GPU_WORK moves the runs out of build-gpu.
+source "$(dirname "$0")/../script-help.sh"
+help_if_asked "$0" "$@"
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$root/build-gpu/experiments-out}

@@ -3,6 +3,8 @@
 # into .gpu/debs/, for tools/gpu/check.sh on a GPU machine that cannot fetch anything:
 # headers, CMake/pkg-config files and the shared libraries they point to. (.gpu/ is
 # git-ignored; the device tool's `carry` takes it along.)
+source "$(dirname "$0")/../script-help.sh"
+help_if_asked "$0" "$@"
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$root/.gpu/debs"
