@@ -1,0 +1,105 @@
+"""The links of the project's Markdown files (README.md, the results files, the docs of
+tools/ and tests/) lead somewhere: a relative path names a file or folder of the tree, and
+a #fragment names a heading of the file it points to (GitHub's anchors)."""
+import os
+import re
+import subprocess
+import sys
+import unittest
+
+SOURCE_DIR = os.path.abspath(os.environ.get("CSAN_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")))
+
+LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+
+
+def markdown_files():
+    listed = subprocess.run(["git", "-C", SOURCE_DIR, "ls-files", "*.md"], capture_output=True, text=True)
+    if listed.returncode == 0 and listed.stdout.strip():
+        return [os.path.join(SOURCE_DIR, f) for f in listed.stdout.split()]
+    found = []  # not a git checkout (a source archive): walk the tree
+    for top, dirs, files in os.walk(SOURCE_DIR):
+        dirs[:] = [d for d in dirs if not d.startswith((".", "build"))]
+        found += [os.path.join(top, f) for f in files if f.endswith(".md")]
+    return found
+
+
+def prose_lines(path):
+    """(line number, text) of the lines outside fenced and indented code blocks, with
+    inline code spans removed."""
+    fenced = False
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if line.lstrip().startswith("```"):
+                fenced = not fenced
+                continue
+            if fenced or line.startswith("    ") and not line.lstrip().startswith(("-", "*", "!", "[")):
+                continue
+            yield number, re.sub(r"`[^`]*`", "", line)
+
+
+def anchor(heading):
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def anchors(path):
+    seen, out = {}, set()
+    fenced = False
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.lstrip().startswith("```"):
+                fenced = not fenced
+            m = None if fenced else re.match(r"^#{1,6} (.*)", line)
+            if m:
+                a = anchor(m.group(1))
+                n = seen.get(a, 0)
+                seen[a] = n + 1
+                out.add(a if n == 0 else f"{a}-{n}")
+    return out
+
+
+def broken_links(path):
+    broken = []
+    for number, line in prose_lines(path):
+        for target in LINK.findall(line):
+            if re.match(r"^[a-z]+:", target):  # http:, https:, mailto:
+                continue
+            file_part, _, fragment = target.partition("#")
+            linked = os.path.normpath(os.path.join(os.path.dirname(path), file_part)) if file_part else path
+            where = f"{os.path.relpath(path, SOURCE_DIR)}:{number}: {target}"
+            if not os.path.exists(linked):
+                broken.append(f"{where}: no such file")
+            elif fragment and linked.endswith(".md") and fragment not in anchors(linked):
+                broken.append(f"{where}: no heading with that anchor")
+    return broken
+
+
+class DocLinksTest(unittest.TestCase):
+    def test_anchor_rules(self):
+        self.assertEqual(anchor("csan-score: sacreBLEU 2.6.0 on local files"), "csan-score-sacrebleu-260-on-local-files")
+        self.assertEqual(anchor("CCN: crossed co-attention networks (Li & Jiang 2020)"),
+                         "ccn-crossed-co-attention-networks-li--jiang-2020")
+        self.assertEqual(anchor("Fast CPU decoding: `--precision bf16|int8`, `--shortlist`"),
+                         "fast-cpu-decoding---precision-bf16int8---shortlist")
+
+    def test_a_broken_link_is_found(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            doc = os.path.join(d, "doc.md")
+            with open(doc, "w") as f:
+                f.write("# Title\n\n## A section\n\n[ok](#a-section) [bad](#b-section) [file](missing.md)\n"
+                        "![here](doc.md#title)\n```\n[in code](nowhere.md)\n```\n`[inline](nowhere.md)`\n")
+            self.assertEqual(broken_links(doc), [
+                os.path.relpath(doc, SOURCE_DIR) + ":5: #b-section: no heading with that anchor",
+                os.path.relpath(doc, SOURCE_DIR) + ":5: missing.md: no such file"])
+
+    def test_every_link_of_the_project_leads_somewhere(self):
+        files = markdown_files()
+        self.assertIn(os.path.join(SOURCE_DIR, "README.md"), files)
+        broken = [b for path in files for b in broken_links(path)]
+        self.assertEqual(broken, [], "\n".join(broken))
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)
