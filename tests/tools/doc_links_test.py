@@ -1,6 +1,8 @@
 """The links of the project's Markdown files (README.md, the results files, the docs of
 tools/ and tests/) lead somewhere: a relative path names a file or folder of the tree, and
-a #fragment names a heading of the file it points to (GitHub's anchors)."""
+a #fragment names a heading of the file it points to (GitHub's anchors). The paths the
+README names in its text (recipes/..., tools/..., toolkit/...) exist too."""
+import glob
 import os
 import re
 import subprocess
@@ -75,6 +77,26 @@ def broken_links(path):
     return broken
 
 
+NAMED_PATH = re.compile(r"(?<![\w/.-])((?:recipes|tools|tests|toolkit|cli|third_party)/[\w./-]*[\w/-])")
+
+
+def missing_named_paths(path):
+    """Repository paths named in the text that match nothing. A name may stop where a
+    placeholder starts (recipes/locality-<method>-base.yaml) or leave out an extension
+    (tools/bench/bench-train, built from bench-train.cpp): it must begin some path. An
+    upper-case component is a placeholder (tests/fuzz/corpus/TARGET/): the name ends before it."""
+    missing = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            for named in NAMED_PATH.findall(line):
+                parts = named.split("/")
+                fixed = next((i for i, part in enumerate(parts) if re.fullmatch(r"[A-Z][A-Z_]*", part)), len(parts))
+                prefix = "/".join(parts[:fixed]) + ("/" if fixed < len(parts) else "")
+                if not glob.glob(os.path.join(SOURCE_DIR, glob.escape(prefix)) + "*"):
+                    missing.append(f"{os.path.relpath(path, SOURCE_DIR)}:{number}: {named}")
+    return missing
+
+
 class DocLinksTest(unittest.TestCase):
     def test_anchor_rules(self):
         self.assertEqual(anchor("csan-score: sacreBLEU 2.6.0 on local files"), "csan-score-sacrebleu-260-on-local-files")
@@ -99,6 +121,19 @@ class DocLinksTest(unittest.TestCase):
         self.assertIn(os.path.join(SOURCE_DIR, "README.md"), files)
         broken = [b for path in files for b in broken_links(path)]
         self.assertEqual(broken, [], "\n".join(broken))
+
+    def test_every_path_the_readme_names_exists(self):
+        missing = missing_named_paths(os.path.join(SOURCE_DIR, "README.md"))
+        self.assertEqual(missing, [], "\n".join(missing))
+
+    def test_a_renamed_path_is_found(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            doc = os.path.join(d, "doc.md")
+            with open(doc, "w") as f:
+                f.write("`recipes/tiny-transformer.yaml`, recipes/locality-<method>-base.yaml,\n"
+                        "tools/bench/bench-train, tests/fuzz/corpus/TARGET/ and toolkit/no_such_file.cpp.\n")
+            self.assertEqual(missing_named_paths(doc), [os.path.relpath(doc, SOURCE_DIR) + ":2: toolkit/no_such_file.cpp"])
 
 
 if __name__ == "__main__":
