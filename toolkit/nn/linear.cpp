@@ -55,8 +55,8 @@ inline __attribute__((always_inline)) void tile(const float* x, int64_t m0, int6
 }
 
 CSAN_WITH_AVX2_CLONE
-void few_rows_outputs(const float* x, int64_t rows, int64_t depth, const float* weight, const float* bias,
-                      float* y, int64_t out_features, int64_t n_begin, int64_t n_end) {
+void few_rows_outputs(const float* x, int64_t rows, int64_t depth, const float* weight, const float* bias, float* y,
+                      int64_t out_features, int64_t n_begin, int64_t n_end) {
   for (int64_t n0 = n_begin; n0 < n_end; n0 += 4) {
     const int outputs = static_cast<int>(std::min<int64_t>(4, n_end - n0));
     const float* w[4];
@@ -95,10 +95,27 @@ torch::Tensor few_rows_linear(const torch::Tensor& x, const torch::Tensor& weigh
   return y;
 }
 
+namespace {
+thread_local LinearFlopCounter* active_flop_counter = nullptr;
+}  // namespace
+
+LinearFlopCounter::LinearFlopCounter() : outer_(active_flop_counter) { active_flop_counter = this; }
+
+LinearFlopCounter::~LinearFlopCounter() { active_flop_counter = outer_; }
+
+void LinearFlopCounter::note(const torch::Tensor& x, const torch::Tensor& weight) {
+  if (active_flop_counter == nullptr || x.dim() < 1 || weight.dim() != 2) return;
+  const int64_t depth = x.size(-1);
+  if (depth == 0) return;
+  active_flop_counter->flops_ += 2.0 * double(x.numel() / depth) * double(depth) * double(weight.size(0));
+}
+
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
   LinearWeightRecorder::note(weight);
+  LinearFlopCounter::note(x, weight);
   // Weights converted for inference (bf16, int8) with fp32 activations: see converted_weights.h.
-  if (x.scalar_type() == torch::kFloat && weight.scalar_type() != torch::kFloat) return converted_linear(x, weight, bias);
+  if (x.scalar_type() == torch::kFloat && weight.scalar_type() != torch::kFloat)
+    return converted_linear(x, weight, bias);
   const bool few_rows = x.dim() >= 1 && x.size(-1) > 0 && x.numel() / x.size(-1) <= kFewRowsLimit;
   const bool plain = x.device().is_cpu() && x.scalar_type() == torch::kFloat && weight.scalar_type() == torch::kFloat &&
                      (!bias.defined() || bias.scalar_type() == torch::kFloat);

@@ -14,9 +14,9 @@
 // 1.16x sentences/s.
 #pragma once
 
-#include <cstdint>
-
 #include <torch/torch.h>
+
+#include <cstdint>
 
 namespace csan::nn {
 
@@ -25,6 +25,27 @@ namespace csan::nn {
 constexpr int64_t kFewRowsLimit = 16;
 
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias = {});
+
+// Counts the floating-point operations (2 x rows x in x out) of the products nn::linear
+// runs on the constructing thread while it is alive, so that a benchmark can say what
+// fraction of the CPU's GEMM peak a training step reaches (bench-train; issue 20). A
+// training step's products are then about 3x its forward's: the backward multiplies the
+// same shapes twice (input and weight gradients). Attention's score and context products
+// are not linear calls and are not counted. Counters nest (the innermost counts).
+class LinearFlopCounter {
+ public:
+  LinearFlopCounter();
+  ~LinearFlopCounter();
+  LinearFlopCounter(const LinearFlopCounter&) = delete;
+  LinearFlopCounter& operator=(const LinearFlopCounter&) = delete;
+  double flops() const { return flops_; }
+  // Called by nn::linear: the product it is about to run.
+  static void note(const torch::Tensor& x, const torch::Tensor& weight);
+
+ private:
+  double flops_ = 0;
+  LinearFlopCounter* outer_;
+};
 
 // x [..., K] float, weight [N, K] float, bias [N] or undefined -> [..., N]; no autograd.
 // Any number of rows works; it pays below kFewRowsLimit.

@@ -24,6 +24,8 @@
 //            precision on the same batches; also bf16-weights: bf16 model + fp32 master weights)
 //   side by side with a plain PyTorch eager loop of the same model on the same batches
 //   (--dump-batches + pytorch-reference-train.py): tools/bench/train-vs-pytorch.sh small|base DATA
+//   Each variant's linear products per update and their rate (GFLOP/s) follow the table:
+//   against bench-gemm's peak for the precision, the fraction of the peak a step reaches.
 //   --glibc-malloc: glibc's default allocator settings, against which the default
 //            (core/allocator_tuning: large blocks stay mapped) is compared.
 // OpenMP waits: libgomp spins up to ~300k iterations at every barrier. On a machine that
@@ -54,6 +56,7 @@
 #include "toolkit/core/error.h"
 #include "toolkit/data/epoch_iterator.h"
 #include "toolkit/nn/compute_threads.h"
+#include "toolkit/nn/linear.h"
 #include "toolkit/nn/parameter_count.h"
 #include "toolkit/tasks/recipe.h"
 #include "toolkit/training/c10d_gradient_sync.h"
@@ -85,7 +88,8 @@ struct Variant {
   std::unique_ptr<training::Trainer> trainer;
   int64_t tokens = 0;
   double seconds = 0;
-  double loss_bits_sum = 0;  // over the timed updates (the same batches for every variant)
+  double loss_bits_sum = 0;          // over the timed updates (the same batches for every variant)
+  double forward_product_flops = 0;  // of the timed updates' linear products (nn::LinearFlopCounter)
 };
 
 std::unique_ptr<core::Config> load_config(const BenchOptions& o, const std::string& arch) {
@@ -300,8 +304,10 @@ int bench_main(int argc, char** argv) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - collate_start).count();
     for (auto& v : variants) {
       const auto start = std::chrono::steady_clock::now();
+      nn::LinearFlopCounter products;
       const auto r = v.trainer->train_step({batch});
       if (!timed) continue;
+      v.forward_product_flops += products.flops();
       v.seconds += collate_seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       v.tokens += r.stats.ntokens;
       v.loss_bits_sum += r.stats.loss_bits();
@@ -323,6 +329,13 @@ int bench_main(int argc, char** argv) {
     const double rate = v.tokens / v.seconds;
     std::printf("%-40s %8.2f s %8.0f target tokens/s  %.3fx  loss %.4f\n", v.label.c_str(), v.seconds, rate,
                 rate / first, v.loss_bits_sum / std::max(1, o.updates));
+  }
+  // What fraction of the CPU's GEMM peak (bench-gemm) a step reaches: a training step
+  // multiplies about 3x its forward's linear products (see nn::LinearFlopCounter).
+  for (const auto& v : variants) {
+    const double flops = 3 * v.forward_product_flops;
+    std::printf("%-40s %8.1f GFLOP per update in linear products (3x the forward's), %.1f GFLOP/s\n", v.label.c_str(),
+                flops / 1e9 / std::max(1, o.updates), flops / 1e9 / v.seconds);
   }
   return 0;
 }

@@ -6,6 +6,8 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include <thread>
+
 namespace csan::nn {
 namespace {
 
@@ -43,7 +45,7 @@ TEST(FewRowsLinear, EqualsTheBlasProductForEveryRemainder) {
 TEST(FewRowsLinear, KeepsLeadingDimensionsAndReadsStridedInputs) {
   torch::NoGradGuard no_grad;
   const torch::Tensor x = torch::randn({5, 2, 24}).transpose(0, 1);  // [2, 5, 24], not contiguous
-  const torch::Tensor w = torch::randn({72, 48}).narrow(1, 8, 24);  // rows 48 apart
+  const torch::Tensor w = torch::randn({72, 48}).narrow(1, 8, 24);   // rows 48 apart
   const torch::Tensor b = torch::randn({72});
   expect_close(few_rows_linear(x, w, b), torch::nn::functional::linear(x, w, b), "strided");
 }
@@ -82,6 +84,30 @@ TEST(Linear, UsesTheKernelOnlyWhereNoGradientIsNeeded) {
     set_cpu_autocast(false);
     EXPECT_EQ(under_autocast.scalar_type(), torch::kBFloat16);
   }
+}
+
+// 2 x rows x in x out per product, leading dimensions folded into rows, only while a
+// counter lives on this thread, and only by the innermost of nested counters.
+TEST(LinearFlopCounter, CountsEachProductsOperationsWhileAlive) {
+  const torch::Tensor w = torch::randn({12, 16}), x = torch::randn({2, 5, 16});
+  nn::linear(x, w);  // no counter: nothing to count into
+  LinearFlopCounter outer;
+  nn::linear(x, w);
+  EXPECT_DOUBLE_EQ(outer.flops(), 2.0 * 10 * 16 * 12);
+  {
+    LinearFlopCounter inner;
+    nn::linear(torch::randn({3, 16}), w);
+    EXPECT_DOUBLE_EQ(inner.flops(), 2.0 * 3 * 16 * 12);
+  }
+  EXPECT_DOUBLE_EQ(outer.flops(), 2.0 * 10 * 16 * 12);
+  double other_thread = -1;
+  std::thread([&] {
+    LinearFlopCounter own;
+    nn::linear(x, w);
+    other_thread = own.flops();
+  }).join();
+  EXPECT_DOUBLE_EQ(other_thread, 2.0 * 10 * 16 * 12);
+  EXPECT_DOUBLE_EQ(outer.flops(), 2.0 * 10 * 16 * 12);  // the other thread's product is not ours
 }
 
 }  // namespace
