@@ -13,6 +13,28 @@ if(TARGET torch)
   endif()
 endif()
 
+# at::parallel_for (ATen/ParallelOpenMP.h) splits its range over threads only in code that
+# is compiled with OpenMP (#ifdef _OPENMP); elsewhere it runs the whole range on the calling
+# thread. csan's own kernels (int8 products, fused attention and dropout, the vocabulary
+# passes of the search, few-row products) use it, so they get OpenMP whenever this LibTorch
+# parallelizes with OpenMP itself (Debian's 1.13 and the pip wheels do; both use libgomp).
+# Without it int8 products on 2 threads ran at one thread's speed (bench-gemm --dtypes int8).
+set(_torch_openmp "")
+foreach(_dir ${TORCH_INCLUDE_DIRS})
+  if(NOT _torch_openmp AND EXISTS "${_dir}/ATen/Config.h")
+    file(STRINGS "${_dir}/ATen/Config.h" _torch_openmp REGEX "#define AT_PARALLEL_OPENMP 1")
+  endif()
+endforeach()
+if(_torch_openmp)
+  find_package(OpenMP COMPONENTS CXX)
+  if(OpenMP_CXX_FOUND)
+    # Every target from here on (LibTorch's imported target ignores an appended link interface).
+    link_libraries(OpenMP::OpenMP_CXX)
+  else()
+    message(WARNING "LibTorch parallelizes with OpenMP but this compiler has none: csan's own kernels run on one thread")
+  endif()
+endif()
+
 # c10d declares its NCCL process group only under USE_C10D_NCCL; CUDA builds of LibTorch
 # ship it (distributed training on GPUs). Gloo is detected in the source (__has_include).
 # Its header includes nccl.h, which a pip-installed torch keeps in the nvidia-nccl wheel

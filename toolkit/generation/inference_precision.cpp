@@ -74,7 +74,8 @@ ConversionReport convert_for_inference(models::EncoderDecoderModel& model, const
     throw Error("--precision: int8 runs on the CPU; add --cpu (a GPU decodes fp16 or bf16)");
   torch::NoGradGuard no_grad;
   model.eval();
-  nn::LinearWeightRecorder recorder;
+  // Undrawn weights (values_follow) are not read: the recording pass's products are zeros.
+  nn::LinearWeightRecorder recorder(/*skip_products=*/values_follow);
   {
     const auto long_on_device = torch::dtype(torch::kLong).device(device);
     const auto tokens = torch::full({1, 2}, vocab_token, long_on_device);
@@ -104,7 +105,7 @@ ConversionReport convert_for_inference(models::EncoderDecoderModel& model, const
       if (covers(s, name)) return true;
     return false;
   };
-  if (mode == nn::WeightPrecision::Int8) report.engine = nn::select_quantized_engine();
+  if (mode == nn::WeightPrecision::Int8) report.engine = nn::select_int8_products();
   for (auto& [name, weight] : weights) {
     if (skipped(name)) {
       report.skipped.push_back(name);
@@ -129,7 +130,7 @@ void convert_ensemble(const std::vector<std::shared_ptr<models::EncoderDecoderMo
       << precision.name;
   if (!report.skipped.empty()) log << ", " << report.skipped.size() << " kept fp32 (" << join(report.skipped, 4) << ")";
   if (!report.engine.empty())
-    log << ", quantized engine " << report.engine
+    log << ", int8 products: " << report.engine
         << (nn::int8_activations_reduced() ? " (7-bit activations: this CPU has no VNNI)" : "");
   log << "\n";
 }

@@ -35,7 +35,7 @@ std::string missing_cpu_flag_warning(const std::string& precision);
 struct ConversionReport {
   std::vector<std::string> converted;  // parameter names, in the model's order
   std::vector<std::string> skipped;    // projections kept fp32 by --quantize-skip
-  std::string engine;                  // int8: the quantized engine
+  std::string engine;                  // int8: what multiplies (csan avx512-vnni, onednn, ...)
 };
 
 // Converts `model`'s projections in place (fp32: nothing). A --quantize-skip name must

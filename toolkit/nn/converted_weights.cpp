@@ -5,13 +5,16 @@
 #include <torch/version.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <tuple>
 #include <vector>
 
 #include "toolkit/core/cpu_flags.h"
 #include "toolkit/core/error.h"
+#include "toolkit/nn/int8_gemm.h"
 
 namespace csan::nn {
 
@@ -29,6 +32,9 @@ struct Converted {
   // weight for the engine, once per view rather than at every product.
   std::map<std::tuple<int64_t, int64_t, const void*>, c10::IValue> packed;
   std::vector<torch::Tensor> packed_biases;  // keeps the biases' addresses valid as keys
+  // int8 on an AVX512-VNNI CPU: the row views reordered for csan's kernel, by (first row,
+  // rows); the bias is added by the kernel, so it is not part of the key.
+  std::map<std::pair<int64_t, int64_t>, std::shared_ptr<const PackedInt8Weight>> vnni_packed;
 };
 
 std::mutex mutex;
@@ -63,7 +69,7 @@ int64_t first_row(const torch::Tensor& view, int64_t row_length) {
 void register_weight(torch::Tensor& weight, WeightPrecision precision, torch::Tensor scales) {
   std::lock_guard<std::mutex> lock(mutex);
   drop_unused_entries();
-  Converted c{weight.storage(), precision, std::move(scales), weight.size(1), {}, {}};
+  Converted c{weight.storage(), precision, std::move(scales), weight.size(1), {}, {}, {}};
   table().insert_or_assign(key_of(weight), std::move(c));
 }
 
@@ -97,6 +103,24 @@ c10::IValue pack_rows(Converted& c, const torch::Tensor& values, int64_t first, 
   c10::IValue packed = call_boxed(prepack, {quantized, packed_bias});
   c.packed.emplace(key, packed);
   return packed;
+}
+
+// csan's kernel (int8_gemm.h) for rows [first, first + rows) (under `mutex`).
+std::shared_ptr<const PackedInt8Weight> vnni_rows(Converted& c, const torch::Tensor& values, int64_t first,
+                                                  int64_t rows) {
+  auto& slot = c.vnni_packed[{first, rows}];
+  if (!slot) slot = std::make_shared<const PackedInt8Weight>(values, c.scales.narrow(0, first, rows));
+  return slot;
+}
+
+// CSAN_INT8_KERNEL=libtorch sends int8 products to LibTorch's quantized engine even where
+// csan's kernel runs: the side-by-side benchmark of the two, and a way around a kernel bug.
+bool csan_int8_kernel_used() {
+  static const bool used = [] {
+    const char* choice = std::getenv("CSAN_INT8_KERNEL");
+    return int8_gemm_available() && !(choice && std::string(choice) == "libtorch");
+  }();
+  return used;
 }
 
 thread_local LinearWeightRecorder* recorder = nullptr;
@@ -172,6 +196,19 @@ torch::Tensor converted_linear(const torch::Tensor& x, const torch::Tensor& weig
     // torch::nn::functional::linear adds it afterwards for 3-D inputs (two).
     return at::linear(x.to(weight.scalar_type()), weight, b).to(x.scalar_type());
   }
+  if (csan_int8_kernel_used()) {
+    std::shared_ptr<const PackedInt8Weight> packed;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      Converted& c = entry_of(weight);
+      packed = vnni_rows(c, weight, first_row(weight, c.row_length), weight.size(0));
+    }
+    return int8_gemm(x, *packed, bias.defined() ? bias.to(torch::kFloat) : bias);
+  }
+  return libtorch_int8_linear(x, weight, bias);
+}
+
+torch::Tensor libtorch_int8_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
   c10::IValue packed;
   {
     std::lock_guard<std::mutex> lock(mutex);
@@ -210,7 +247,11 @@ torch::Tensor select_weight_rows(const torch::Tensor& weight, const torch::Tenso
   return selected;
 }
 
-LinearWeightRecorder::LinearWeightRecorder() : previous_(recorder) { recorder = this; }
+LinearWeightRecorder::LinearWeightRecorder(bool skip_products) : skip_products_(skip_products), previous_(recorder) {
+  recorder = this;
+}
+
+bool LinearWeightRecorder::products_skipped() { return recorder && recorder->skip_products_; }
 LinearWeightRecorder::~LinearWeightRecorder() { recorder = previous_; }
 
 void LinearWeightRecorder::note(const torch::Tensor& weight) {
@@ -223,6 +264,11 @@ bool LinearWeightRecorder::is_weight(const torch::Tensor& parameter) const {
 
 bool int8_activations_reduced() {
   return !(core::cpu_has("avx512_vnni") || core::cpu_has("avx_vnni") || core::cpu_has("amx_int8"));
+}
+
+std::string select_int8_products() {
+  if (csan_int8_kernel_used()) return "csan avx512-vnni";
+  return select_quantized_engine();
 }
 
 std::string select_quantized_engine() {

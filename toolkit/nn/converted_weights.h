@@ -10,8 +10,9 @@
 //   fp16: the same in IEEE half precision (GPUs: their fp16 tensor cores).
 //   int8: the weight's int8 values (a plain kChar tensor, so row views still work) with
 //         one symmetric scale per output row (per channel: max |w| / 127), kept here by
-//         the weight's storage. Each row view is prepacked once for LibTorch's quantized
-//         engine; quantized::linear_dynamic quantizes the activations per call.
+//         the weight's storage. Each row view is prepacked once, for csan's AVX512-VNNI
+//         kernel (int8_gemm.h) or, on other CPUs, for LibTorch's quantized engine
+//         (quantized::linear_dynamic); both quantize the activations per call.
 // Conversion is for inference only: converted weights have no gradient.
 #pragma once
 
@@ -40,6 +41,10 @@ bool is_converted(const torch::Tensor& weight);
 // y = x W^T + b for a converted W (nn::linear sends every converted weight here); x is
 // float, and so is y.
 torch::Tensor converted_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
+// The int8 product of a converted int8 W through LibTorch's quantized engine
+// (quantized::linear_dynamic), whatever the CPU: converted_linear's path where csan's
+// kernel does not run, and bench-gemm's comparison with it.
+torch::Tensor libtorch_int8_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
 // LibTorch multiplies bf16 matrices on the CPU with oneDNN only where the CPU has AVX-512
 // (BW, VL, DQ); elsewhere its reference loop decoded Multi30k test2016 at 1 sentence/s
 // against fp32's 52 (AVX2 EPYC). There bf16 products are emulated (bf16_linear_in_fp32).
@@ -58,20 +63,32 @@ torch::Tensor select_weight_rows(const torch::Tensor& weight, const torch::Tenso
 // While alive, records the storages of the weights that reach nn::linear on this thread:
 // run one forward pass under it to learn which parameters are projections. (Their
 // biases stay fp32: bf16 products convert them per call, int8 ones pack them.)
+//
+// With `skip_products`, nn::linear returns zeros of the product's shape while the recorder
+// is alive, without reading the weight: a model about to load an inference checkpoint has
+// undrawn fp32 weights, and the products' reads faulted them all into memory (transformer_base:
+// ~180 MiB at the peak of an int8 load that ends with 47 MB of int8 weights).
 class LinearWeightRecorder {
  public:
-  LinearWeightRecorder();
+  explicit LinearWeightRecorder(bool skip_products = false);
   ~LinearWeightRecorder();
   LinearWeightRecorder(const LinearWeightRecorder&) = delete;
   LinearWeightRecorder& operator=(const LinearWeightRecorder&) = delete;
 
   static void note(const torch::Tensor& weight);
+  // True while the innermost recorder on this thread skips products.
+  static bool products_skipped();
   bool is_weight(const torch::Tensor& parameter) const;
 
  private:
   std::set<const void*> weights_;
+  bool skip_products_;
   LinearWeightRecorder* previous_;
 };
+
+// What multiplies int8 weights here: "csan avx512-vnni" (int8_gemm.h) where the CPU has
+// AVX512-VNNI, else LibTorch's quantized engine, chosen by select_quantized_engine.
+std::string select_int8_products();
 
 // The quantized engine int8 products use: the best that this LibTorch offers (x86 or
 // fbgemm, then onednn, then qnnpack), made current. Throws csan::Error when there is none.

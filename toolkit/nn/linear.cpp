@@ -113,6 +113,11 @@ void LinearFlopCounter::note(const torch::Tensor& x, const torch::Tensor& weight
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
   LinearWeightRecorder::note(weight);
   LinearFlopCounter::note(x, weight);
+  if (LinearWeightRecorder::products_skipped()) {
+    std::vector<int64_t> shape = x.sizes().vec();
+    shape.back() = weight.size(0);
+    return torch::zeros(shape, x.options());
+  }
   // Weights converted for inference (bf16, int8) with fp32 activations: see converted_weights.h.
   if (x.scalar_type() == torch::kFloat && weight.scalar_type() != torch::kFloat)
     return converted_linear(x, weight, bias);

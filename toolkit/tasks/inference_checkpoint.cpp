@@ -74,7 +74,8 @@ void write_inference_checkpoint(const std::string& input, const std::string& out
 void prepare_for_inference_checkpoint(models::Model& model, checkpoint::CheckpointReader& reader) {
   const auto precision = stored_precision(reader.meta());
   if (precision.name.empty()) return;
-  // The recording pass reads the undrawn fp32 weights (any values do), none is quantized.
+  // The recording pass does not read the undrawn fp32 weights (its products are zeros), and
+  // none is quantized: the checkpoint's values follow.
   generation::convert_for_inference(encoder_decoder(model, reader.path()), precision, kRecordingToken,
                                     /*values_follow=*/true);
 }

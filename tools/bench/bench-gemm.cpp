@@ -3,6 +3,10 @@
 // projection), so that bench-train's achieved GFLOP/s can be read as a fraction of it.
 //   bench-gemm [--tokens 4096] [--dims 256,1024,8000] [--seconds 3] [--dtypes fp32,bf16]
 // Prints GFLOP/s for every (dtype, shape) and the best per dtype (the peak).
+// Decoding's int8 products (csan-generate --precision int8), x [tokens, k] float by an int8
+// weight [n, k], activations quantized per call: --dtypes int8 (csan's AVX512-VNNI kernel,
+// nn/int8_gemm.h) and int8-libtorch (LibTorch's quantized::linear_dynamic), e.g. a decoder
+// step of 64 sentences x beam 5: --tokens 320 --dims 256,1024,8000 --dtypes fp32,int8,int8-libtorch
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -15,6 +19,8 @@
 #include <vector>
 
 #include "comma_list.h"
+#include "toolkit/nn/converted_weights.h"
+#include "toolkit/nn/int8_gemm.h"
 
 namespace po = boost::program_options;
 
@@ -23,22 +29,53 @@ namespace {
 torch::ScalarType dtype_of(const std::string& name) {
   if (name == "fp32") return torch::kFloat;
   if (name == "bf16") return torch::kBFloat16;
-  throw std::runtime_error("--dtypes: unknown dtype '" + name + "' (fp32, bf16)");
+  throw std::runtime_error("--dtypes: unknown dtype '" + name + "' (fp32, bf16, int8, int8-libtorch)");
 }
 
-// GFLOP/s of (m x k) @ (k x n), repeated for about `seconds` after one warm-up product.
-double gflops(int64_t m, int64_t k, int64_t n, torch::ScalarType dtype, double seconds) {
-  const auto a = torch::randn({m, k}).to(dtype), b = torch::randn({k, n}).to(dtype);
-  auto out = torch::mm(a, b);
+// Repeats `product` for about `seconds` after one warm-up call; GFLOP/s of m x k x n.
+template <typename Product>
+double rate_of(Product product, int64_t m, int64_t k, int64_t n, double seconds) {
+  product();
   int64_t products = 0;
   const auto start = std::chrono::steady_clock::now();
   double elapsed = 0;
   while (elapsed < seconds) {
-    torch::mm_out(out, a, b);
+    product();
     ++products;
     elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   return 2.0 * m * k * n * products / elapsed / 1e9;
+}
+
+// The int8 products of inference: float x [m, k] by a converted int8 weight [n, k].
+double int8_gflops(int64_t m, int64_t k, int64_t n, bool libtorch, double seconds) {
+  torch::NoGradGuard no_grad;
+  // Decoding's activations change at every call, and with them their quantization: each
+  // call scales the input slightly (a pass over m x k values, 1/n of the product's work), so
+  // that, as in decoding, no two calls share a scale. (LibTorch's onednn path compiles a new
+  // primitive for each new scale and zero point; one repeated input would hide that.)
+  auto x = torch::randn({m, k});
+  int64_t turn = 0;
+  auto next = [&]() -> const torch::Tensor& { return x.mul_(++turn % 2 ? 1.001 : 1 / 1.0007); };
+  auto w = torch::randn({n, k});
+  const auto bias = torch::randn({n});
+  csan::nn::convert_weight(w, csan::nn::WeightPrecision::Int8);
+  if (libtorch) {
+    csan::nn::select_quantized_engine();
+    return rate_of([&] { csan::nn::libtorch_int8_linear(next(), w, bias); }, m, k, n, seconds);
+  }
+  if (!csan::nn::int8_gemm_available()) throw std::runtime_error("--dtypes int8: this CPU has no AVX512-VNNI");
+  const csan::nn::PackedInt8Weight packed(w, csan::nn::int8_scales(w));
+  return rate_of([&] { csan::nn::int8_gemm(next(), packed, bias); }, m, k, n, seconds);
+}
+
+// GFLOP/s of (m x k) @ (k x n), repeated for about `seconds` after one warm-up product.
+double gflops(int64_t m, int64_t k, int64_t n, const std::string& name, double seconds) {
+  if (name == "int8" || name == "int8-libtorch") return int8_gflops(m, k, n, name == "int8-libtorch", seconds);
+  const auto dtype = dtype_of(name);
+  const auto a = torch::randn({m, k}).to(dtype), b = torch::randn({k, n}).to(dtype);
+  auto out = torch::mm(a, b);
+  return rate_of([&] { torch::mm_out(out, a, b); }, m, k, n, seconds);
 }
 
 }  // namespace
@@ -50,7 +87,8 @@ int main(int argc, char** argv) {
   po::options_description options("bench-gemm");
   options.add_options()("help,h", "show this help")("tokens", po::value(&tokens), "rows of every product")(
       "dims", po::value(&dims), "comma-separated model sizes: products of every pair (k, n) are timed")(
-      "seconds", po::value(&seconds), "time per product")("dtypes", po::value(&dtypes), "fp32, bf16");
+      "seconds", po::value(&seconds), "time per product")("dtypes", po::value(&dtypes),
+                                                          "fp32, bf16, int8 (csan's kernel), int8-libtorch");
   try {
     po::variables_map vm;
     po::store(po::parse_command_line(argc, argv, options), vm);
@@ -62,12 +100,11 @@ int main(int argc, char** argv) {
     const auto sizes = csan::bench::split_list(dims);
     std::printf("threads %d, %lld rows\n", torch::get_num_threads(), static_cast<long long>(tokens));
     for (const auto& name : csan::bench::split_list(dtypes)) {
-      const auto dtype = dtype_of(name);
       double best = 0;
       for (const auto& k : sizes)
         for (const auto& n : sizes) {
           if (k == n) continue;
-          const double rate = gflops(tokens, std::stoll(k), std::stoll(n), dtype, seconds);
+          const double rate = gflops(tokens, std::stoll(k), std::stoll(n), name, seconds);
           best = std::max(best, rate);
           std::printf("%-5s %5lld x %5s x %5s %8.1f GFLOP/s\n", name.c_str(), static_cast<long long>(tokens), k.c_str(),
                       n.c_str(), rate);

@@ -81,7 +81,7 @@ TEST(InferencePrecision, AMissingCpuFlagIsAOneLineWarningNamingIt) {
   EXPECT_EQ(missing_cpu_flag_warning("fp32", false), "");
   std::ostringstream log;
   convert_ensemble({tiny_model(3)}, InferencePrecision{"int8", {}}, kEos, log);
-  EXPECT_NE(log.str().find("quantized engine"), std::string::npos) << log.str();
+  EXPECT_NE(log.str().find("int8 products: " + nn::select_int8_products()), std::string::npos) << log.str();
 }
 
 // 7-bit activations exactly where the CPU lacks every VNNI flavour (Linux's names).
@@ -107,8 +107,8 @@ double int8_bound(double with_eight_bit_activations) {
 // with 7-bit activations, measured up to 0.41). Argmax must agree on at least 90% of rows
 // (only near-ties may flip). A hypothesis score (mean log-probability, possibly along
 // another path) gets 2.5x the step bound (bf16 moved one by 0.11). Beam search amplifies
-// near-ties into other translations: at least 13 of 16 sentences must be equal, 10 with
-// 7-bit activations (measured 10 on an AVX2-only CPU; 2 of 16 before reduce_range).
+// near-ties into other translations: at least 13 of 16 sentences must be equal (int8: 12),
+// 10 with 7-bit activations (measured 10 on an AVX2-only CPU; 2 of 16 before reduce_range).
 TEST(InferencePrecision, Bf16AndInt8StepScoresAndSearchAgreeWithFp32) {
   torch::NoGradGuard no_grad;
   auto reference = tiny_model(21);
@@ -121,6 +121,9 @@ TEST(InferencePrecision, Bf16AndInt8StepScoresAndSearchAgreeWithFp32) {
     const auto full = torch::log_softmax(reference->forward(batch.tokens, batch.lengths, prefix), -1);
     const auto low = torch::log_softmax(model->forward(batch.tokens, batch.lengths, prefix), -1);
     EXPECT_LT((full - low).abs().max().item<double>(), bound) << precision;
+    // The mean deviation, a fifth of the bound: measured 0.016 (bf16), 0.038 (int8, csan's
+    // kernel) and 0.046 (int8, LibTorch's onednn with per-tensor activations).
+    EXPECT_LT((full - low).abs().mean().item<double>(), bound / 5) << precision;
     const double same_argmax = full.argmax(-1).eq(low.argmax(-1)).to(torch::kFloat).mean().item<double>();
     EXPECT_GE(same_argmax, 0.9) << precision;
 
@@ -134,7 +137,8 @@ TEST(InferencePrecision, Bf16AndInt8StepScoresAndSearchAgreeWithFp32) {
       same += a[i][0].tokens == b[i][0].tokens;
       EXPECT_NEAR(a[i][0].score, b[i][0].score, 2.5 * bound) << precision << " sentence " << i;
     }
-    const int at_least = precision == "int8" && nn::int8_activations_reduced() ? 10 : 13;
+    // int8: 12 with csan's kernel (closer steps on average, other near-ties flip), 13 with onednn.
+    const int at_least = precision == "int8" ? (nn::int8_activations_reduced() ? 10 : 12) : 13;
     EXPECT_GE(same, at_least) << precision << ": translations equal to fp32 on at least " << at_least
                               << " of 16 sentences";
   }

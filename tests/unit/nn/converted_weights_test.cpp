@@ -8,6 +8,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <limits>
+
+#include "toolkit/nn/int8_gemm.h"
 #include "toolkit/nn/linear.h"
 
 namespace {
@@ -98,6 +101,55 @@ TEST(ConvertedWeights, TheRecorderSeesWeightsThatReachLinearAndPlainBf16ModelsAr
   EXPECT_TRUE(recorder.is_weight(used)) << "a row view counts for its parameter";
   EXPECT_FALSE(recorder.is_weight(unused));
   EXPECT_FALSE(nn::is_converted(torch::randn({3, 4}).to(torch::kBFloat16))) << "bf16 training keeps its own path";
+}
+
+// A recorder that skips products (a model whose weights a checkpoint is about to fill)
+// still records, and its products are zeros that never read the weight: a NaN weight would
+// show through any product.
+TEST(ConvertedWeights, ARecorderThatSkipsProductsRecordsWithoutReadingTheWeight) {
+  torch::NoGradGuard no_grad;
+  const auto weight = torch::full({5, 4}, std::numeric_limits<float>::quiet_NaN());
+  {
+    nn::LinearWeightRecorder recorder(/*skip_products=*/true);
+    EXPECT_TRUE(nn::LinearWeightRecorder::products_skipped());
+    const auto y = nn::linear(torch::randn({2, 3, 4}), weight, torch::randn({5}));
+    EXPECT_EQ(y.sizes(), (std::vector<int64_t>{2, 3, 5}));
+    EXPECT_TRUE(torch::equal(y, torch::zeros({2, 3, 5})));
+    EXPECT_TRUE(recorder.is_weight(weight));
+    {
+      nn::LinearWeightRecorder inner;  // the innermost decides
+      EXPECT_FALSE(nn::LinearWeightRecorder::products_skipped());
+    }
+  }
+  EXPECT_FALSE(nn::LinearWeightRecorder::products_skipped());
+  EXPECT_TRUE(torch::isnan(nn::linear(torch::randn({1, 4}), weight)).all().item<bool>());
+}
+
+// Where csan's AVX512-VNNI kernel runs, nn::linear's int8 product is exactly the kernel's
+// arithmetic (int8_gemm_reference); LibTorch's quantized engine, the path of other CPUs,
+// stays within its own activation rounding of the dequantized product (per tensor, 8 or 7 bits).
+TEST(ConvertedWeights, Int8ProductsAreCsansKernelWhereItRunsAndLibTorchsEngineAgrees) {
+  torch::NoGradGuard no_grad;
+  auto w = parameter({48, 80}, 4);
+  const auto b = torch::randn({48});
+  const auto x = torch::randn({2, 9, 80});
+  nn::convert_weight(w, nn::WeightPrecision::Int8);
+  const auto scales = nn::int8_scales(w);
+  const auto kernel_arithmetic = nn::int8_gemm_reference(x, w, scales, b);
+  const auto y = nn::linear(x, w, b);
+  if (nn::select_int8_products() == "csan avx512-vnni") {
+    EXPECT_TRUE(nn::int8_gemm_available());
+    EXPECT_TRUE(torch::equal(y, kernel_arithmetic));
+  } else {
+    EXPECT_FALSE(nn::int8_gemm_available());
+  }
+  nn::select_quantized_engine();
+  const auto libtorch = nn::libtorch_int8_linear(x, w, b);
+  const auto exact = torch::matmul(x, (w.to(torch::kFloat) * scales.unsqueeze(1)).t()) + b;
+  const double step = 2 * x.abs().max().item<double>() / (nn::int8_activations_reduced() ? 127.0 : 255.0);
+  const auto bound = (w.to(torch::kFloat) * scales.unsqueeze(1)).abs().sum(1) * step / 2 + 1e-4;
+  EXPECT_TRUE(((libtorch - exact).abs() <= bound).all().item<bool>());
+  EXPECT_TRUE(((kernel_arithmetic - exact).abs() <= bound).all().item<bool>());
 }
 
 TEST(ConvertedWeights, TheQuantizedEngineIsOneThisLibTorchOffers) {
