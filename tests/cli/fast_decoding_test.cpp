@@ -164,6 +164,16 @@ TEST_F(FastDecodingCli, ConvertedCheckpointsAreSmallerDecodeAsConvertedAtLoadAnd
                        "--output-format", "plain"});
     ASSERT_EQ(direct.exit_code, 0) << describe(direct);
     EXPECT_EQ(direct.out, at_load.out) << precision;
+    // It decodes in its own precision, and says so as converting at load does.
+    EXPECT_NE(direct.err.find("precision " + precision + ": "), std::string::npos) << direct.err;
+    const std::string other = precision == "int8" ? "bf16" : "int8";
+    auto mismatched = run(
+        {bin("csan-generate"), "--path", converted, "--data", data_, "--gen-subset", "valid", "--precision", other});
+    EXPECT_NE(mismatched.exit_code, 0);
+    EXPECT_TRUE(is_one_line(mismatched.err)) << mismatched.err;
+    EXPECT_NE(mismatched.err.find("--precision " + other + ": " + converted + " is an inference-only " + precision),
+              std::string::npos)
+        << mismatched.err;
     auto train =
         run({bin("csan-train"), std::string(CSAN_SOURCE_DIR) + "/recipes/tiny-transformer.yaml", "--data", data_,
              "--save-dir", dir_ + "/resumed-" + precision, "--restore-file", converted, "--max-epoch", "4"});

@@ -250,8 +250,8 @@ std::string shape_text(torch::IntArrayRef sizes) {
 // Module::load would adopt every stored tensor (and its dtype). Copying instead lets a
 // checkpoint written by a low-precision run (fp16/bf16 weights) load into an fp32 model
 // for generation, and is exact when the dtypes agree (resume). copy_ broadcasts, so the
-// shapes are checked first. With `adopt` (inference), an fp32 tensor stored on its own is
-// taken over instead: the model does not hold a second copy of the weights beside the
+// shapes are checked first. With `adopt` (inference), an fp32 or int8 tensor stored on its
+// own is taken over instead: the model does not hold a second copy of the weights beside the
 // archive, and its own (undrawn) tensors are freed; a target that cannot be written
 // (stride-0 placeholders of a model built for conversion) takes a fresh copy.
 // Errors name the tensor by its full name (`prefix` is its module's, "decoder.layers.0.").
@@ -264,8 +264,11 @@ void copy_into(torch::serialize::InputArchive& archive, const std::string& prefi
                              shape_text(target.sizes()) + " in the model");
   const bool own_storage =
       stored.is_contiguous() && stored.storage_offset() == 0 && stored.storage().nbytes() == stored.nbytes();
-  if (adopt && own_storage && stored.scalar_type() == torch::kFloat && target.scalar_type() == torch::kFloat &&
-      stored.device() == target.device()) {
+  // int8 too: an int8 inference checkpoint's values (their converted_weights entries are
+  // registered after loading, by restore_inference_checkpoint).
+  const bool adoptable_type = stored.scalar_type() == target.scalar_type() &&
+                              (target.scalar_type() == torch::kFloat || target.scalar_type() == torch::kChar);
+  if (adopt && own_storage && adoptable_type && stored.device() == target.device()) {
     target.set_data(stored);
   } else if (!target.is_contiguous()) {
     target.set_data(stored.to(target.options(), /*non_blocking=*/false, /*copy=*/true).contiguous());

@@ -6,6 +6,7 @@
 #include "toolkit/core/error.h"
 #include "toolkit/generation/vocab_kernels.h"
 #include "toolkit/nn/compute_device.h"
+#include "toolkit/nn/converted_weights.h"
 
 namespace csan::generation {
 
@@ -24,7 +25,14 @@ void EnsembleDecoder::start(const torch::Tensor& src_tokens, const torch::Tensor
   if (rows_per_sentence < 1) throw Error("generation: rows per sentence must be positive");
   encoder_outs_.clear();
   states_.assign(models_.size(), nn::IncrementalState());
-  for (auto& state : states_) state.reserve(max_positions);
+  // A model that decodes with bf16 or int8 weights on the CPU keeps its attention keys
+  // and values in bf16: half the memory of a batch's caches (most of what a batch adds
+  // to the weights), and half the bytes the decoding kernel reads per step.
+  for (size_t i = 0; i < models_.size(); ++i) {
+    states_[i].reserve(max_positions);
+    if (nn::device_of(*models_[i]).is_cpu() && nn::has_converted_weights(*models_[i]))
+      states_[i].set_compact_type(torch::kBFloat16);
+  }
   shortlists_.assign(models_.size(), nn::OutputVocabulary{output_vocabulary_, {}});
   for (auto& m : models_) {
     models::EncoderOut out = m->encode_tokens(src_tokens, src_lengths);

@@ -57,6 +57,9 @@ class EnsembleDecoder {
   void reorder(const torch::Tensor& new_order, const torch::Tensor& sentences = {});
 
   size_t size() const { return models_.size(); }
+  // The type the caches keep attention keys and values in (set by start()): bf16 for a
+  // model converted to bf16 or int8 on the CPU, else float32.
+  torch::ScalarType cache_type() const { return states_.empty() ? torch::kFloat : states_.front().compact_type(); }
   // Where the models compute (the first model's device; an ensemble shares one).
   torch::Device device() const;
 

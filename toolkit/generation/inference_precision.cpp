@@ -88,7 +88,12 @@ ConversionReport convert_for_inference(models::EncoderDecoderModel& model, const
   std::vector<std::pair<std::string, torch::Tensor>> weights;
   for (auto& p : model.named_parameters()) {
     torch::Tensor& t = p.value();
-    if (!seen.insert(t.storage().unsafeGetStorageImpl()).second || t.scalar_type() != torch::kFloat) continue;
+    if (!seen.insert(t.storage().unsafeGetStorageImpl()).second) continue;
+    if (nn::is_converted(t)) {
+      report.converted.push_back(p.key());  // an inference checkpoint's, converted when it was written
+      continue;
+    }
+    if (t.scalar_type() != torch::kFloat) continue;
     if (recorder.is_weight(t) && t.dim() == 2) weights.emplace_back(p.key(), t);
   }
   std::vector<std::string> names;
@@ -122,7 +127,16 @@ void convert_ensemble(const std::vector<std::shared_ptr<models::EncoderDecoderMo
   validate(precision);
   if (precision.name == "fp32") return;
   ConversionReport report;
-  for (const auto& m : models) report = convert_for_inference(*m, precision, vocab_token);
+  for (const auto& m : models) {
+    // Decoding needs only the kernel's packed form of an int8 weight: each frees its plain
+    // values as soon as it is packed. Asked before the conversion too, for an inference
+    // checkpoint's weights, which the conversion's recording pass packs (one at a time
+    // rather than all of them twice).
+    const bool int8 = precision.name == "int8";
+    if (int8) nn::release_packed_int8_values(*m);
+    report = convert_for_inference(*m, precision, vocab_token);
+    if (int8) nn::release_packed_int8_values(*m);
+  }
   const std::string warning =
       nn::device_of(*models.front()).is_cpu() ? missing_cpu_flag_warning(precision.name) : std::string();
   if (!warning.empty()) log << warning << "\n";

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -35,6 +36,11 @@ struct Converted {
   // int8 on an AVX512-VNNI CPU: the row views reordered for csan's kernel, by (first row,
   // rows); the bias is added by the kernel, so it is not part of the key.
   std::map<std::pair<int64_t, int64_t>, std::shared_ptr<const PackedInt8Weight>> vnni_packed;
+  // int8 on csan's kernel, when decoding asked for it (release_packed_int8_values): once
+  // every row is packed the plain values are freed (the storage keeps its size and no
+  // data), and rows are read back from the packs; `released` says that happened.
+  bool release_when_packed = false;
+  bool released = false;
 };
 
 std::mutex mutex;
@@ -69,7 +75,7 @@ int64_t first_row(const torch::Tensor& view, int64_t row_length) {
 void register_weight(torch::Tensor& weight, WeightPrecision precision, torch::Tensor scales) {
   std::lock_guard<std::mutex> lock(mutex);
   drop_unused_entries();
-  Converted c{weight.storage(), precision, std::move(scales), weight.size(1), {}, {}, {}};
+  Converted c{weight.storage(), precision, std::move(scales), weight.size(1), {}, {}, {}, false, false};
   table().insert_or_assign(key_of(weight), std::move(c));
 }
 
@@ -105,12 +111,57 @@ c10::IValue pack_rows(Converted& c, const torch::Tensor& values, int64_t first, 
   return packed;
 }
 
+// Rows `ids` [n] int64 of an int8 weight (a view's rows count from the view's first row
+// `first`) as int8 [n, K]: from the plain values, or from the packs once they were released
+// (under `mutex`).
+torch::Tensor int8_rows(const Converted& c, const torch::Tensor& weight, int64_t first, const torch::Tensor& ids) {
+  if (!c.released) return weight.index_select(0, ids);
+  const torch::Tensor wanted = ids.to(torch::kLong).contiguous();
+  torch::Tensor out = torch::empty({wanted.numel(), c.row_length}, torch::dtype(torch::kChar));
+  const int64_t* id = wanted.data_ptr<int64_t>();
+  int8_t* o = out.data_ptr<int8_t>();
+  for (int64_t i = 0; i < wanted.numel(); ++i) {
+    const int64_t row = first + id[i];
+    // The pack holding the row: the last one starting at or before it.
+    auto it = c.vnni_packed.upper_bound({row, std::numeric_limits<int64_t>::max()});
+    TORCH_CHECK(id[i] >= 0 && id[i] < weight.size(0) && it != c.vnni_packed.begin(), "int8 rows: row ", id[i], " of ",
+                weight.size(0));
+    --it;
+    TORCH_CHECK(row < it->first.first + it->first.second, "internal: a released int8 row that no pack holds");
+    it->second->unpack_row(row - it->first.first, o + i * c.row_length);
+  }
+  return out;
+}
+
+// True when the packs together hold every row of the storage.
+bool every_row_packed(const Converted& c) {
+  const int64_t total = c.storage.nbytes() / c.row_length;
+  int64_t covered = 0;  // rows [0, covered) are packed; keys come sorted by first row
+  for (const auto& [key, pack] : c.vnni_packed) {
+    if (key.first > covered) return false;
+    covered = std::max(covered, key.first + key.second);
+  }
+  return covered >= total;
+}
+
+void release_if_packed(Converted& c) {
+  if (!c.release_when_packed || c.released || !every_row_packed(c)) return;
+  // The storage keeps its size (views and their offsets stay valid) but holds no data:
+  // a read of the plain values now would fault instead of returning stale numbers.
+  c.storage.set_data_ptr(c10::DataPtr(nullptr, c.storage.device()));
+  c.released = true;
+}
+
 // csan's kernel (int8_gemm.h) for rows [first, first + rows) (under `mutex`).
 std::shared_ptr<const PackedInt8Weight> vnni_rows(Converted& c, const torch::Tensor& values, int64_t first,
                                                   int64_t rows) {
-  auto& slot = c.vnni_packed[{first, rows}];
-  if (!slot) slot = std::make_shared<const PackedInt8Weight>(values, c.scales.narrow(0, first, rows));
-  return slot;
+  auto it = c.vnni_packed.find({first, rows});
+  if (it != c.vnni_packed.end()) return it->second;
+  const torch::Tensor plain = c.released ? int8_rows(c, values, first, torch::arange(rows)) : values;
+  auto packed = std::make_shared<const PackedInt8Weight>(plain, c.scales.narrow(0, first, rows));
+  c.vnni_packed.emplace(std::make_pair(first, rows), packed);
+  release_if_packed(c);
+  return packed;
 }
 
 // CSAN_INT8_KERNEL=libtorch sends int8 products to LibTorch's quantized engine even where
@@ -160,7 +211,8 @@ void set_int8_weight(torch::Tensor& weight, const torch::Tensor& values, const t
   if (values.scalar_type() != torch::kChar || values.sizes() != weight.sizes() || scales.dim() != 1 ||
       scales.size(0) != weight.size(0))
     throw Error("int8 weight: values or scales do not fit the layer");
-  weight.set_data(values.contiguous().clone());
+  // The weight's own values (an inference checkpoint loaded into it) need no copy.
+  weight.set_data(values.is_same(weight) ? values.contiguous() : values.contiguous().clone());
   register_weight(weight, WeightPrecision::Int8, scales.to(torch::kFloat).contiguous().clone());
 }
 
@@ -175,6 +227,12 @@ bool is_converted(const torch::Tensor& weight) {
   if (weight.scalar_type() == torch::kFloat) return false;
   std::lock_guard<std::mutex> lock(mutex);
   return table().count(key_of(weight)) > 0;
+}
+
+bool has_converted_weights(const torch::nn::Module& module) {
+  for (const auto& p : module.parameters())
+    if (is_converted(p)) return true;
+  return false;
 }
 
 bool bf16_products_emulated() {
@@ -228,22 +286,50 @@ torch::Tensor libtorch_int8_linear(const torch::Tensor& x, const torch::Tensor& 
   return y.view(shape);
 }
 
+// An int8 weight's rows `ids` (any shape) as int8 [..., K], wherever its values live now.
+torch::Tensor int8_weight_rows(const torch::Tensor& weight, const torch::Tensor& ids) {
+  std::lock_guard<std::mutex> lock(mutex);
+  const Converted& c = entry_of(weight);
+  std::vector<int64_t> shape = ids.sizes().vec();
+  shape.push_back(weight.size(1));
+  return int8_rows(c, weight, first_row(weight, c.row_length), ids.reshape(-1)).view(shape);
+}
+
 torch::Tensor converted_embedding(const torch::Tensor& weight, const torch::Tensor& tokens) {
   if (is_half_width_float(weight.scalar_type())) return torch::embedding(weight, tokens).to(torch::kFloat);
   const torch::Tensor scales = int8_scales(weight);
-  const torch::Tensor rows = torch::embedding(weight, tokens).to(torch::kFloat);
+  const torch::Tensor rows = int8_weight_rows(weight, tokens).to(torch::kFloat);
   return rows * torch::embedding(scales.unsqueeze(1), tokens);
 }
 
+void release_packed_int8_values(const torch::nn::Module& module) {
+  if (!csan_int8_kernel_used()) return;  // LibTorch's engine keeps reading them
+  std::lock_guard<std::mutex> lock(mutex);
+  for (const auto& p : module.parameters()) {
+    if (p.scalar_type() != torch::kChar) continue;
+    auto it = table().find(key_of(p));
+    if (it == table().end() || it->second.precision != WeightPrecision::Int8) continue;
+    it->second.release_when_packed = true;
+    release_if_packed(it->second);  // an inference checkpoint's recording pass packed it already
+  }
+}
+
+bool int8_values_released(const torch::Tensor& weight) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = table().find(key_of(weight));
+  return it != table().end() && it->second.released;
+}
+
 torch::Tensor select_weight_rows(const torch::Tensor& weight, const torch::Tensor& rows) {
+  if (weight.scalar_type() == torch::kChar && is_converted(weight)) {
+    torch::Tensor selected = int8_weight_rows(weight, rows);
+    register_weight(selected, WeightPrecision::Int8, int8_scales(weight).index_select(0, rows));
+    return selected;
+  }
   torch::Tensor selected = weight.index_select(0, rows);
   if (weight.scalar_type() == torch::kFloat || !is_converted(weight)) return selected;
-  if (is_half_width_float(weight.scalar_type())) {
-    register_weight(selected, weight.scalar_type() == torch::kBFloat16 ? WeightPrecision::Bf16 : WeightPrecision::Fp16,
-                    {});
-  } else {
-    register_weight(selected, WeightPrecision::Int8, int8_scales(weight).index_select(0, rows));
-  }
+  register_weight(selected, weight.scalar_type() == torch::kBFloat16 ? WeightPrecision::Bf16 : WeightPrecision::Fp16,
+                  {});
   return selected;
 }
 

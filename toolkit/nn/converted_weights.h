@@ -37,6 +37,16 @@ void set_int8_weight(torch::Tensor& weight, const torch::Tensor& values, const t
 torch::Tensor int8_scales(const torch::Tensor& weight);
 // True when `weight` was converted here (a bf16 model trained in bf16 is not).
 bool is_converted(const torch::Tensor& weight);
+// True when any parameter of `module` was converted (bf16, fp16 or int8) for inference.
+bool has_converted_weights(const torch::nn::Module& module);
+// Decoding with csan's int8 kernel: each int8 weight of `module` frees its plain values
+// once all of its rows are packed for the kernel (half of an int8 model's memory); its
+// embedding lookups and shortlist rows are then read from the packs. The weights'
+// storages keep their sizes but no data, so nothing else may read them (a checkpoint
+// cannot be written from the model any more). No effect where LibTorch's engine serves.
+void release_packed_int8_values(const torch::nn::Module& module);
+// True once `weight`'s plain values were released.
+bool int8_values_released(const torch::Tensor& weight);
 
 // y = x W^T + b for a converted W (nn::linear sends every converted weight here); x is
 // float, and so is y.

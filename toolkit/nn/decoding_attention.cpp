@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -15,17 +17,28 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
+// A cached key or value element as float: float32 as it is, bf16 (stored as its upper 16
+// bits) widened exactly by a shift, which vectorizes like the float loads.
+inline float widen(float x) { return x; }
+inline float widen(c10::BFloat16 x) {
+  const uint32_t bits = uint32_t(x.x) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
 // Independent partial sums so the compiler can keep them in vector lanes (a single
 // running float sum would have to be added in order).
-inline float dot(const float* a, const float* b, int64_t n) {
+template <typename Cached>
+inline float dot(const float* a, const Cached* b, int64_t n) {
   constexpr int64_t kLanes = 16;
   float lanes[kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
-    for (int64_t l = 0; l < kLanes; ++l) lanes[l] += a[i + l] * b[i + l];
+    for (int64_t l = 0; l < kLanes; ++l) lanes[l] += a[i + l] * widen(b[i + l]);
   float sum = 0;
   for (int64_t l = 0; l < kLanes; ++l) sum += lanes[l];
-  for (; i < n; ++i) sum += a[i] * b[i];
+  for (; i < n; ++i) sum += a[i] * widen(b[i]);
   return sum;
 }
 
@@ -41,13 +54,15 @@ struct DecodingGeometry {
 // (beam history), or `row` when rows is null. bias: the first query row's bias for this
 // head ([Tk], rows g.bias_row apart) or null. scores: scratch of G * Tk floats; out: the
 // first query row's context, rows out_row apart.
-CSAN_WITH_AVX2_CLONE
-void attend_pair(const DecodingGeometry& g, const float* q, const float* k, const float* v, const int64_t* rows, int64_t row,
-                 const bool* padding, const float* bias, float* scores, float* out, int64_t out_row) {
+// Cached: float or c10::BFloat16 (compact caches, IncrementalState::set_compact_type).
+template <typename Cached>
+[[gnu::always_inline]] inline void attend_pair(const DecodingGeometry& g, const float* q, const Cached* k,
+                                               const Cached* v, const int64_t* rows, int64_t row, const bool* padding,
+                                               const float* bias, float* scores, float* out, int64_t out_row) {
   const int64_t d = g.head_dim, tk = g.tk;
   for (int64_t j = 0; j < tk; ++j) {
     const bool hidden = padding && padding[j];
-    const float* key = k + (rows ? rows[j] : row) * g.k_batch + j * g.k_row;
+    const Cached* key = k + (rows ? rows[j] : row) * g.k_batch + j * g.k_row;
     for (int64_t r = 0; r < g.groups; ++r)
       scores[r * tk + j] = hidden ? kNegInf : g.scaling * dot(q + r * g.q_row, key, d);
   }
@@ -66,10 +81,24 @@ void attend_pair(const DecodingGeometry& g, const float* q, const float* k, cons
     const float inv = 1.0f / sum;
     for (int64_t j = 0; j < tk; ++j) {
       const float p = s[j] * inv;
-      const float* value = v + (rows ? rows[j] : row) * g.v_batch + j * g.v_row;
-      for (int64_t l = 0; l < d; ++l) o[l] += p * value[l];
+      const Cached* value = v + (rows ? rows[j] : row) * g.v_batch + j * g.v_row;
+      for (int64_t l = 0; l < d; ++l) o[l] += p * widen(value[l]);
     }
   }
+}
+
+// The two instantiations, each built for AVX2 as well (helpers inline into the clones).
+CSAN_WITH_AVX2_CLONE
+void attend_pair_float(const DecodingGeometry& g, const float* q, const float* k, const float* v, const int64_t* rows,
+                       int64_t row, const bool* padding, const float* bias, float* scores, float* out,
+                       int64_t out_row) {
+  attend_pair(g, q, k, v, rows, row, padding, bias, scores, out, out_row);
+}
+CSAN_WITH_AVX2_CLONE
+void attend_pair_bf16(const DecodingGeometry& g, const float* q, const c10::BFloat16* k, const c10::BFloat16* v,
+                      const int64_t* rows, int64_t row, const bool* padding, const float* bias, float* scores,
+                      float* out, int64_t out_row) {
+  attend_pair(g, q, k, v, rows, row, padding, bias, scores, out, out_row);
 }
 
 }  // namespace
@@ -77,9 +106,11 @@ void attend_pair(const DecodingGeometry& g, const float* q, const float* k, cons
 torch::Tensor decoding_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                  const torch::Tensor& key_padding_mask, int64_t num_heads, double scaling,
                                  const torch::Tensor& rows_at, const torch::Tensor& bias) {
-  TORCH_CHECK(q.scalar_type() == torch::kFloat && k.scalar_type() == torch::kFloat &&
-                  v.scalar_type() == torch::kFloat && q.device().is_cpu() && k.device().is_cpu() && v.device().is_cpu(),
-              "decoding attention: float32 CPU tensors only");
+  const bool bf16_cache = k.scalar_type() == torch::kBFloat16;
+  TORCH_CHECK(q.scalar_type() == torch::kFloat && (k.scalar_type() == torch::kFloat || bf16_cache) &&
+                  v.scalar_type() == k.scalar_type() && q.device().is_cpu() && k.device().is_cpu() &&
+                  v.device().is_cpu(),
+              "decoding attention: a float32 query and float32 or bf16 keys and values, on the CPU");
   const bool history = rows_at.defined();
   TORCH_CHECK(q.dim() == 2 && k.dim() == 4 && k.sizes() == v.sizes() && k.size(1) == num_heads &&
                   q.size(1) == num_heads * k.size(3) && k.size(0) > 0 &&
@@ -106,13 +137,16 @@ torch::Tensor decoding_attention(const torch::Tensor& q, const torch::Tensor& k,
 
   // With a history every query row is its own pair (G = 1) over the stored rows.
   const int64_t key_rows = history ? q.size(0) : k.size(0);
-  DecodingGeometry g{q.size(0) / key_rows, num_heads,    k.size(3),    k.size(2),    qc.stride(0), kc.stride(0),
-             kc.stride(1),         kc.stride(2), vc.stride(0), vc.stride(1), vc.stride(2), static_cast<float>(scaling)};
+  DecodingGeometry g{q.size(0) / key_rows, num_heads,    k.size(3),    k.size(2),
+                     qc.stride(0),         kc.stride(0), kc.stride(1), kc.stride(2),
+                     vc.stride(0),         vc.stride(1), vc.stride(2), static_cast<float>(scaling)};
   const int64_t model_dim = q.size(1);
   torch::Tensor out = torch::empty({q.size(0), model_dim}, q.options());
   const float* qp = qc.data_ptr<float>();
-  const float* kp = kc.data_ptr<float>();
-  const float* vp = vc.data_ptr<float>();
+  const float* kf = bf16_cache ? nullptr : kc.data_ptr<float>();
+  const float* vf = bf16_cache ? nullptr : vc.data_ptr<float>();
+  const c10::BFloat16* kb = bf16_cache ? kc.data_ptr<c10::BFloat16>() : nullptr;
+  const c10::BFloat16* vb = bf16_cache ? vc.data_ptr<c10::BFloat16>() : nullptr;
   const bool* mask = padding.defined() ? padding.data_ptr<bool>() : nullptr;
   const int64_t* rows = history ? table.data_ptr<int64_t>() : nullptr;
   float* op = out.data_ptr<float>();
@@ -136,10 +170,17 @@ torch::Tensor decoding_attention(const torch::Tensor& q, const torch::Tensor& k,
     std::vector<float> scores(g.groups * g.tk);
     for (int64_t pair = begin; pair < end; ++pair) {
       const int64_t row = pair / num_heads, h = pair % num_heads;
-      attend_pair(g, qp + row * g.groups * g.q_row + h * g.head_dim, kp + h * g.k_head, vp + h * g.v_head,
-                  rows ? rows + row * g.tk : nullptr, row, mask ? mask + row * g.tk : nullptr,
-                  bp ? bp + row * g.groups * g.bias_row + h * bias_head : nullptr, scores.data(),
-                  op + row * g.groups * model_dim + h * g.head_dim, model_dim);
+      const float* pair_q = qp + row * g.groups * g.q_row + h * g.head_dim;
+      const int64_t* pair_rows = rows ? rows + row * g.tk : nullptr;
+      const bool* pair_mask = mask ? mask + row * g.tk : nullptr;
+      const float* pair_bias = bp ? bp + row * g.groups * g.bias_row + h * bias_head : nullptr;
+      float* pair_out = op + row * g.groups * model_dim + h * g.head_dim;
+      if (bf16_cache)
+        attend_pair_bf16(g, pair_q, kb + h * g.k_head, vb + h * g.v_head, pair_rows, row, pair_mask, pair_bias,
+                         scores.data(), pair_out, model_dim);
+      else
+        attend_pair_float(g, pair_q, kf + h * g.k_head, vf + h * g.v_head, pair_rows, row, pair_mask, pair_bias,
+                          scores.data(), pair_out, model_dim);
     }
   });
   return out;

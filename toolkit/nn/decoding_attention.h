@@ -7,7 +7,8 @@
 // the cached rows, with the pairs spread over the intra-op threads. The G query rows
 // that share one key row (the beams of a sentence against its encoder output) read
 // each cached key and value once.
-// Inference only (no autograd), float32 CPU tensors.
+// Inference only (no autograd), CPU tensors: a float32 query, float32 or bf16 keys and
+// values (compact caches, see IncrementalState).
 #pragma once
 
 #include <torch/torch.h>
@@ -16,7 +17,7 @@
 
 namespace csan::nn {
 
-// q [R, H*d] (unit last stride, any row stride), k and v [Rk, H, Tk, d] (unit last
+// q [R, H*d] (unit last stride, any row stride), k and v [Rk, H, Tk, d] (one type; unit last
 // stride, e.g. views into preallocated caches), R = Rk * G: query rows r*G .. r*G+G-1
 // attend to key row r. key_padding_mask [Rk, Tk] bool (true at padding) or undefined.
 // Returns the context [R, H*d]: softmax(scaling * q k^T + mask) v per head; a row with

@@ -231,6 +231,12 @@ PackedInt8Weight::PackedInt8Weight(const torch::Tensor& values, const torch::Ten
   }
 }
 
+void PackedInt8Weight::unpack_row(int64_t n, int8_t* out) const {
+  TORCH_CHECK(n >= 0 && n < rows_, "PackedInt8Weight: row ", n, " of ", rows_);
+  const int64_t p = n / kPanel, j = (n % kPanel) / 16, lane = n % 16, G = groups();
+  for (int64_t k = 0; k < depth_; ++k) out[k] = packed_[size_t(((p * G + k / 4) * 4 + j) * 64 + lane * 4 + k % 4)];
+}
+
 torch::Tensor int8_gemm(const torch::Tensor& x, const PackedInt8Weight& weight, const torch::Tensor& bias) {
   if (!int8_gemm_available()) throw Error("internal: int8_gemm on a CPU without AVX512-VNNI");
   check_operands(x, weight.depth(), weight.rows(), bias);

@@ -46,6 +46,9 @@ class PackedInt8Weight {
   const int32_t* row_sums() const { return row_sums_.data(); }
   const float* scales() const { return scales_.data(); }
   size_t bytes() const { return packed_.size() + 4 * (row_sums_.size() + scales_.size()); }
+  // Row n's K int8 values as they were given, read back from the packed layout (what a
+  // weight whose plain values were released is looked up from).
+  void unpack_row(int64_t n, int8_t* out) const;
 
  private:
   int64_t rows_, depth_;

@@ -134,15 +134,16 @@ torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const 
   }
   const torch::Tensor q_projected = q;  // [B, Tq, D], what entries see
   if (kv_cached) {
-    k = call.state->at(k_name), v = call.state->at(v_name);
+    k = call.state->stored(k_name), v = call.state->stored(v_name);  // bf16 where the caches are compact
   } else {
     k = split_heads(k), v = split_heads(v);
     if (call.state && call.static_kv) {
-      call.state->set(k_name, k);
-      call.state->set(v_name, v);
-    } else if (call.state) {  // written in place into preallocated caches
-      call.state->append(k_name, k);
-      call.state->append(v_name, v);
+      call.state->set(k_name, k, /*compact=*/true);
+      call.state->set(v_name, v, /*compact=*/true);
+      k = call.state->stored(k_name), v = call.state->stored(v_name);  // every step reads the same values
+    } else if (call.state) {                                           // written in place into preallocated caches
+      call.state->append(k_name, k, /*compact=*/true);
+      call.state->append(v_name, v, /*compact=*/true);
     }
   }
   const bool growing = call.state && !call.static_kv;
@@ -152,7 +153,8 @@ torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const 
   const bool decoding_step = tq == 1 && kernels && !(uses & AttentionEntry::kNeedsKeys) &&
                              !(q.requires_grad() || k.requires_grad() || v.requires_grad()) &&
                              !(is_training() && options_.attention_dropout > 0) && q.scalar_type() == torch::kFloat &&
-                             k.scalar_type() == torch::kFloat && q.device().is_cpu() && k.device().is_cpu() &&
+                             (k.scalar_type() == torch::kFloat || k.scalar_type() == torch::kBFloat16) &&
+                             q.device().is_cpu() && k.device().is_cpu() &&
                              !(growing && call.key_padding_mask.defined());
   if (decoding_step) {
     const int64_t tk = growing ? call.state->length(k_name) : k.size(2);
@@ -174,7 +176,11 @@ torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const 
     }
     return project_output(context.view({batch, 1, d}), inputs);
   }
-  if (growing) k = call.state->at(k_name), v = call.state->at(v_name);
+  if (growing) {
+    k = call.state->at(k_name), v = call.state->at(v_name);
+  } else if (k.scalar_type() != q.scalar_type()) {  // compact encoder keys and values
+    k = k.to(q.scalar_type()), v = v.to(q.scalar_type());
+  }
   q = split_heads(q).mul(scaling_);  // fairseq scales q after its bias
   const int64_t tk = k.size(2);
   torch::Tensor key_padding_mask = call.key_padding_mask;

@@ -249,18 +249,28 @@ models::ModelContext translation_context_from_meta(const checkpoint::CheckpointM
 void generate(const generation::GenerateOptions& options, checkpoint::CheckpointReader& first, std::ostream& out,
               std::ostream& log) {
   generation::validate_generate_options(options);
+  // An inference-only checkpoint decodes in the precision it was written in (--precision
+  // may repeat it; the default fp32 follows it).
+  generation::GenerateOptions effective = options;
+  const std::string stored = inference_precision_of(first.meta());
+  if (!stored.empty()) {
+    if (options.precision.name != "fp32" && options.precision.name != stored)
+      throw Error("--precision " + options.precision.name + ": " + first.path() + " is an inference-only " + stored +
+                  " checkpoint (leave --precision out or give " + stored + ")");
+    effective.precision.name = stored;
+  }
   // int8 products exist only on the CPU: a GPU machine decodes int8 there by itself.
-  const bool int8 = options.precision.name == "int8" || inference_precision_of(first.meta()) == "int8";
+  const bool int8 = effective.precision.name == "int8";
   const torch::Device device = nn::compute_device(options.cpu || int8);
   if (int8 && !options.cpu && torch::cuda::is_available())
     log << "int8: decoding on the CPU (int8 products are CPU-only)\n";
   if (!device.is_cpu()) log << "decoding on " << nn::describe_device(device) << "\n";
   const auto ensemble = load_translation_ensemble(options.paths, &first, device);
-  generation::convert_ensemble(ensemble.models, options.precision, ensemble.tgt_dict.eos(), log);
+  generation::convert_ensemble(ensemble.models, effective.precision, ensemble.tgt_dict.eos(), log);
   // Loading and conversion left freed blocks (the archive's copies, the fp32 forms of
   // converted weights) that decoding's buffers do not fit; csan-generate never trims.
   core::release_free_heap_pages();
-  generation::translate(options, ensemble, out, log);
+  generation::translate(effective, ensemble, out, log);
 }
 
 core::Registrar<TaskSpec> translation_task(

@@ -10,8 +10,10 @@
 #include "tests/support/cpuinfo_flags.h"
 #include "tests/support/error_message.h"
 #include "tiny_model.h"
+#include "toolkit/generation/ensemble_decoder.h"
 #include "toolkit/generation/sequence_generator.h"
 #include "toolkit/nn/converted_weights.h"
+#include "toolkit/nn/int8_gemm.h"
 
 namespace {
 
@@ -161,14 +163,64 @@ TEST(InferencePrecision, IncrementalDecodingEqualsFullRecomputationInEachPrecisi
     auto encoder_out = model->encode_tokens(batch.tokens, batch.lengths);
     auto prefix = torch::randint(4, kVocab, {3, 8}, torch::kLong);
     prefix.select(1, 0).fill_(kEos);
-    nn::IncrementalState state;
     const auto full = torch::log_softmax(model->forward(batch.tokens, batch.lengths, prefix), -1);
-    for (int64_t t = 0; t < prefix.size(1); ++t) {
-      auto step = torch::log_softmax(model->decode(prefix.narrow(1, 0, t + 1), encoder_out, &state).select(1, 0), -1);
-      EXPECT_LT((step - full.select(1, t)).abs().max().item<double>(), bound) << precision << " step " << t;
-      EXPECT_TRUE(torch::equal(step.argmax(-1), full.select(1, t).argmax(-1))) << precision << " step " << t;
+    // Decoding keeps bf16 and int8 models' caches in bf16 (EnsembleDecoder): keys and
+    // values rounded to 8 significant bits add at most ~0.01 here (bound 0.03).
+    for (const bool compact : {false, true}) {
+      if (compact && precision == "fp32") continue;
+      nn::IncrementalState state;
+      if (compact) state.set_compact_type(torch::kBFloat16);
+      const double step_bound = compact ? bound + 0.03 : bound;
+      for (int64_t t = 0; t < prefix.size(1); ++t) {
+        auto step = torch::log_softmax(model->decode(prefix.narrow(1, 0, t + 1), encoder_out, &state).select(1, 0), -1);
+        EXPECT_LT((step - full.select(1, t)).abs().max().item<double>(), step_bound)
+            << precision << (compact ? " compact" : "") << " step " << t;
+        EXPECT_TRUE(torch::equal(step.argmax(-1), full.select(1, t).argmax(-1)))
+            << precision << (compact ? " compact" : "") << " step " << t;
+      }
     }
   }
+}
+
+// The search's caches are bf16 exactly where the model decodes converted on the CPU.
+TEST(InferencePrecision, ConvertedModelsDecodeWithBf16Caches) {
+  torch::NoGradGuard no_grad;
+  const auto batch = random_sources(2, 3);
+  for (const std::string precision : {"fp32", "bf16", "int8"}) {
+    EnsembleDecoder decoder({converted(precision)});
+    decoder.start(batch.tokens, batch.lengths, 2);
+    EXPECT_EQ(decoder.cache_type(), precision == "fp32" ? torch::kFloat : torch::kBFloat16) << precision;
+  }
+}
+
+// convert_ensemble lets int8 weights free their plain values once packed for csan's
+// kernel: the search gives the same hypotheses, to the last bit of their scores, as a
+// model that keeps them, and afterwards every projection it ran holds only its packs.
+TEST(InferencePrecision, Int8DecodingWithReleasedValuesEqualsKeepingThem) {
+  if (!nn::int8_gemm_available()) GTEST_SKIP() << "csan's int8 kernel needs AVX512-VNNI";
+  torch::NoGradGuard no_grad;
+  const auto batch = random_sources(6, 8);
+  auto kept = converted("int8");
+  auto released = tiny_model(21);
+  std::ostringstream log;
+  convert_ensemble({released}, InferencePrecision{"int8", {}}, kEos, log);
+  EXPECT_NE(log.str().find("precision int8: 21 projection(s) per model in int8"), std::string::npos) << log.str();
+  SearchOptions o;
+  o.beam = 3;
+  o.max_len_b = 10;
+  SequenceGenerator a({kept}, o, {0, kPad, kEos, kUnk}), b({released}, o, {0, kPad, kEos, kUnk});
+  const auto x = a.generate(batch.tokens, batch.lengths), y = b.generate(batch.tokens, batch.lengths);
+  for (size_t i = 0; i < x.size(); ++i) {
+    ASSERT_EQ(x[i].size(), y[i].size());
+    for (size_t h = 0; h < x[i].size(); ++h) {
+      EXPECT_EQ(x[i][h].tokens, y[i][h].tokens) << i << " " << h;
+      EXPECT_EQ(x[i][h].score, y[i][h].score) << i << " " << h;
+    }
+  }
+  int released_weights = 0;
+  for (const auto& p : released->parameters()) released_weights += nn::int8_values_released(p);
+  EXPECT_EQ(released_weights, 21);
+  for (const auto& p : kept->parameters()) EXPECT_FALSE(nn::int8_values_released(p));
 }
 
 }  // namespace

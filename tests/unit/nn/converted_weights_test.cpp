@@ -93,6 +93,39 @@ TEST(ConvertedWeights, RowViewsRowSelectionsAndTiedEmbeddingsAgreeWithTheFullWei
   }
 }
 
+// Decoding frees an int8 weight's plain values once its rows are all packed for csan's
+// kernel (release_packed_int8_values). Products, row views, shortlist rows and tied
+// embedding lookups then come from the packs, and equal those of an unreleased twin.
+TEST(ConvertedWeights, ReleasedInt8ValuesAreReadBackFromThePacksUnchanged) {
+  if (!nn::int8_gemm_available())
+    GTEST_SKIP() << "csan's int8 kernel needs AVX512-VNNI (LibTorch's engine keeps the values)";
+  torch::NoGradGuard no_grad;
+  auto kept = parameter({130, 24}, 9), released = parameter({130, 24}, 9);
+  nn::convert_weight(kept, nn::WeightPrecision::Int8);
+  nn::convert_weight(released, nn::WeightPrecision::Int8);
+  torch::nn::Module holder;
+  holder.register_parameter("weight", released, /*requires_grad=*/false);
+  nn::release_packed_int8_values(holder);
+  const auto x = torch::randn({5, 24});
+  const auto tokens = torch::tensor(std::vector<int64_t>{129, 0, 64, 7});
+  const auto embedded = nn::converted_embedding(kept, tokens);
+  // Rows [0, 64) and [64, 130) as two views (a fused projection's q and k|v): released only
+  // when both are packed.
+  EXPECT_TRUE(torch::equal(nn::linear(x, released.narrow(0, 0, 64)), nn::linear(x, kept.narrow(0, 0, 64))));
+  EXPECT_FALSE(nn::int8_values_released(released));
+  EXPECT_TRUE(torch::equal(nn::linear(x, released.narrow(0, 64, 66)), nn::linear(x, kept.narrow(0, 64, 66))));
+  ASSERT_TRUE(nn::int8_values_released(released));
+  EXPECT_EQ(released.sizes(), torch::IntArrayRef({130, 24}));  // the parameter keeps its shape
+  EXPECT_TRUE(torch::equal(nn::converted_embedding(released, tokens), embedded));
+  const auto rows = torch::tensor(std::vector<int64_t>{3, 64, 65, 129});
+  const auto selected = nn::select_weight_rows(released, rows);
+  EXPECT_TRUE(torch::equal(selected, kept.index_select(0, rows)));
+  EXPECT_TRUE(torch::equal(nn::linear(x, selected), nn::linear(x, nn::select_weight_rows(kept, rows))));
+  // A view never packed before is packed from the packs.
+  EXPECT_TRUE(torch::equal(nn::linear(x, released), nn::linear(x, kept)));
+  EXPECT_FALSE(nn::int8_values_released(kept));  // not asked to
+}
+
 TEST(ConvertedWeights, TheRecorderSeesWeightsThatReachLinearAndPlainBf16ModelsAreNotConverted) {
   torch::NoGradGuard no_grad;
   auto used = torch::randn({3, 4}), unused = torch::randn({3, 4});

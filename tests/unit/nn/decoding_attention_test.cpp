@@ -81,6 +81,58 @@ TEST(DecodingAttention, RejectsMismatchedShapes) {
   EXPECT_THROW(decoding_attention(torch::randn({4, 8}), k, k, torch::zeros({2, 4}, torch::kBool), 2, 1.0), c10::Error);
 }
 
+// Compact caches: bf16 keys and values are widened exactly, so the kernel on them is the
+// kernel on float caches holding the same (rounded) numbers (up to where the compiler
+// fuses multiply-adds, which the two instantiations need not share).
+TEST(DecodingAttention, Bf16CachesGiveTheContextOfFloatCachesHoldingTheSameValues) {
+  torch::manual_seed(7);
+  const int64_t stored = 4, heads = 2, d = 21, tk = 5;  // d 21: a 16-wide block and a tail
+  auto k = torch::randn({stored, heads, tk, d}).to(torch::kBFloat16);
+  auto v = torch::randn({stored, heads, tk, d}).to(torch::kBFloat16);
+  auto mask = torch::zeros({stored, tk}, torch::kBool);
+  mask[3].narrow(0, 2, 3).fill_(true);
+  auto grouped = torch::randn({stored * 3, heads * d});
+  EXPECT_TRUE(torch::allclose(decoding_attention(grouped, k, v, mask, heads, 0.3),
+                              decoding_attention(grouped, k.to(torch::kFloat), v.to(torch::kFloat), mask, heads, 0.3),
+                              1e-6, 1e-6));
+  auto rows_at = torch::tensor(std::vector<int64_t>{3, 0, 1, 1, 2, 0, 0, 3, 2, 1}).view({2, tk});
+  auto q = torch::randn({2, heads * d});
+  EXPECT_TRUE(torch::allclose(decoding_attention(q, k, v, {}, heads, 0.3, rows_at),
+                              decoding_attention(q, k.to(torch::kFloat), v.to(torch::kFloat), {}, heads, 0.3, rows_at),
+                              1e-6, 1e-6));
+  EXPECT_THROW(decoding_attention(q, k, v.to(torch::kFloat), {}, heads, 0.3, rows_at), c10::Error);  // mixed types
+}
+
+// A state with compact caches stores float keys and values as bf16 (the growing ones
+// and the fixed ones), gives them back as float from at(), and leaves other entries
+// (and states without a compact type) exactly as written.
+TEST(DecodingAttention, CompactStatesStoreKeysAndValuesInBf16AndGiveThemBackAsWritten) {
+  const auto positions = torch::randn({3, 2, 1, 8});
+  IncrementalState compact, plain;
+  compact.set_compact_type(torch::kBFloat16);
+  for (IncrementalState* s : {&compact, &plain}) {
+    s->append("self.prev_key", positions, /*compact=*/true);
+    s->append("self.prev_key", positions * 2, /*compact=*/true);
+    s->append("conv", positions);
+    s->set("cross.prev_key", positions.squeeze(2), /*compact=*/true);
+    s->set("lengths", torch::arange(3));
+  }
+  const auto rounded = [](const torch::Tensor& t) { return t.to(torch::kBFloat16).to(torch::kFloat); };
+  EXPECT_EQ(compact.history("self.prev_key").positions.scalar_type(), torch::kBFloat16);
+  EXPECT_EQ(compact.stored("cross.prev_key").scalar_type(), torch::kBFloat16);
+  EXPECT_EQ(compact.at("self.prev_key").scalar_type(), torch::kFloat);
+  EXPECT_TRUE(torch::equal(compact.at("self.prev_key"), rounded(torch::cat({positions, positions * 2}, 2))));
+  EXPECT_TRUE(torch::equal(compact.at("cross.prev_key"), rounded(positions.squeeze(2))));
+  EXPECT_TRUE(torch::equal(compact.at("conv"), positions));  // not compact: as written
+  EXPECT_TRUE(torch::equal(compact.at("lengths"), torch::arange(3)));
+  EXPECT_TRUE(torch::equal(plain.at("self.prev_key"), torch::cat({positions, positions * 2}, 2)));
+  EXPECT_EQ(plain.stored("cross.prev_key").scalar_type(), torch::kFloat);
+  compact.reorder_beams(torch::tensor(std::vector<int64_t>{2, 2, 0}), torch::tensor(std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(compact.stored("cross.prev_key").scalar_type(), torch::kBFloat16);
+  EXPECT_TRUE(torch::equal(compact.at("cross.prev_key"),
+                           rounded(positions.squeeze(2)).index_select(0, torch::tensor(std::vector<int64_t>{1, 0}))));
+}
+
 test_support::AttentionTwins make_eval_twins(int64_t d, int64_t heads) {
   auto t = test_support::make_attention_twins(d, heads, true);
   t.fast->eval();
@@ -127,6 +179,36 @@ TEST(DecodingAttention, BeamsSharingEncoderKeysEqualTheGeneralPath) {
     auto b = t.general(q, encoder, encoder, call);
     ASSERT_TRUE(torch::allclose(a, b, 1e-5, 1e-6)) << step << " " << (a - b).abs().max();
   }
+}
+
+// With compact (bf16) caches the kernel reads bf16 and the general path the same values
+// widened by at(): the two still agree, in self-attention and over shared encoder keys.
+TEST(DecodingAttention, CompactCachesAgreeWithTheGeneralPathOnTheSameCaches) {
+  torch::NoGradGuard no_grad;
+  auto t = make_eval_twins(32, 4);
+  const int64_t sentences = 2, beams = 3;
+  auto encoder = torch::randn({sentences, 7, 32});
+  IncrementalState kernel_state, general_state;
+  kernel_state.set_compact_type(torch::kBFloat16);
+  general_state.set_compact_type(torch::kBFloat16);
+  AttentionCall self, cross;
+  self.causal = true;
+  self.cache_key = "self";
+  cross.static_kv = true;
+  cross.cache_key = "cross";
+  for (int64_t step = 0; step < 4; ++step) {
+    auto x = torch::randn({sentences * beams, 1, 32});
+    self.state = cross.state = &kernel_state;
+    auto a = t.fast(x, x, x, self);
+    auto c = t.fast(x, encoder, encoder, cross);
+    self.state = cross.state = &general_state;
+    auto b = t.general(x, x, x, self);
+    auto d = t.general(x, encoder, encoder, cross);
+    ASSERT_TRUE(torch::allclose(a, b, 1e-5, 1e-6)) << step << " " << (a - b).abs().max();
+    ASSERT_TRUE(torch::allclose(c, d, 1e-5, 1e-6)) << step << " " << (c - d).abs().max();
+  }
+  EXPECT_EQ(kernel_state.history("self.prev_key").positions.scalar_type(), torch::kBFloat16);
+  EXPECT_EQ(kernel_state.stored("cross.prev_value").scalar_type(), torch::kBFloat16);
 }
 
 }  // namespace

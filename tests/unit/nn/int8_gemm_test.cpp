@@ -111,4 +111,15 @@ TEST(Int8GemmKernel, KeepsLeadingDimensionsAndEmptyInputsAndIsTheSameOnOneThread
   EXPECT_THROW(nn::int8_gemm(torch::randn({2, 32}), packed), c10::Error);
 }
 
+// Every row read back from the packed layout is the row that was packed: 130 rows (three
+// panels, the last one partial) of 37 inputs (a partial group of 4).
+TEST(Int8Gemm, PackedRowsReadBackAsTheValuesGiven) {
+  const auto w = random_weight(130, 37);
+  const nn::PackedInt8Weight packed(w.values, w.scales);
+  auto back = torch::empty({130, 37}, torch::kChar);
+  for (int64_t n = 0; n < 130; ++n) packed.unpack_row(n, back[n].data_ptr<int8_t>());
+  EXPECT_TRUE(torch::equal(back, w.values));
+  EXPECT_THROW(packed.unpack_row(130, back[0].data_ptr<int8_t>()), c10::Error);
+}
+
 }  // namespace
