@@ -10,6 +10,7 @@
 #include "toolkit/core/error.h"
 #include "toolkit/generation/generate_run.h"
 #include "toolkit/generation/loaded_ensemble.h"
+#include "toolkit/nn/precision.h"
 #include "toolkit/tasks/generate.h"
 
 namespace po = boost::program_options;
@@ -20,7 +21,7 @@ int generate_main(int argc, char** argv) {
   csan::core::keep_large_allocations_mapped();  // decoding steps reuse their buffers instead of page-faulting
   csan::generation::GenerateOptions o;
   auto& s = o.search;
-  std::string paths;
+  std::string paths, precision;
   po::options_description io("csan-generate --path CKPT[:CKPT...] (--data DIR | --input FILE|-) [options]");
   io.add_options()("help,h", "show this help")("path", po::value<std::string>(&paths),
                                                "checkpoint(s); several separated by ':' form an ensemble")(
@@ -38,7 +39,7 @@ int generate_main(int argc, char** argv) {
       "output-format", po::value<std::string>(&o.output_format)->default_value("fairseq"),
       "fairseq (S-/T-/H-/D-/P- lines and a summary) or plain (one hypothesis per line)")(
       "results-path", po::value<std::string>(&o.results_path), "write DIR/generate-SUBSET.txt instead of stdout")(
-      "precision", po::value<std::string>(&o.precision.name)->default_value("fp32"),
+      "precision", po::value<std::string>(&precision)->default_value("fp32"),
       "fp32, bf16 (bf16 products, fp32 scores), int8 (CPU: dynamically quantized projections) or fp16 (GPU)")(
       "cpu", po::bool_switch(&o.cpu), "decode on the CPU even when a CUDA GPU is available")(
       "threads", po::value<int64_t>(&o.threads)->default_value(0),
@@ -81,6 +82,7 @@ int generate_main(int argc, char** argv) {
   }
   if (!vm.count("path")) throw csan::Error("missing --path CKPT (a checkpoint written by csan-train)");
   o.paths = csan::generation::split_paths(paths);
+  o.precision.precision = csan::nn::parse_precision(precision, "--precision");
   // Every write to stdout is checked: a full disk is an error, a closed pipe a quiet stop.
   csan::CheckedOutput out;
   csan::tasks::run_generate(o, out.stream(), std::cerr);

@@ -17,11 +17,11 @@ namespace po = boost::program_options;
 namespace {
 
 int convert_main(int argc, char** argv) {
-  std::string input, output;
+  std::string input, output, precision_name;
   csan::generation::InferencePrecision precision;
   po::options_description options("convert-checkpoint --input CKPT --output FILE --precision int8|bf16");
   options.add_options()("help,h", "show this help")("input", po::value(&input), "training checkpoint")(
-      "output", po::value(&output), "inference-only checkpoint to write")("precision", po::value(&precision.name),
+      "output", po::value(&output), "inference-only checkpoint to write")("precision", po::value(&precision_name),
                                                                           "int8 or bf16")(
       "quantize-skip", po::value(&precision.quantize_skip)->multitoken(),
       "layers kept fp32 (parameter-name prefixes, e.g. decoder.output_projection)");
@@ -38,9 +38,10 @@ int convert_main(int argc, char** argv) {
   }
   if (input.empty()) throw csan::Error("missing --input CKPT");
   if (output.empty()) throw csan::Error("missing --output FILE");
-  if (precision.name.empty()) throw csan::Error("missing --precision int8|bf16");
+  if (precision_name.empty()) throw csan::Error("missing --precision int8|bf16");
+  precision.precision = csan::nn::parse_precision(precision_name, "--precision");
   csan::tasks::write_inference_checkpoint(input, output, precision);
-  std::cerr << "convert-checkpoint: " << output << " (" << precision.name << ", "
+  std::cerr << "convert-checkpoint: " << output << " (" << precision_name << ", "
             << std::filesystem::file_size(output) / 1024 << " KiB; " << input << ": "
             << std::filesystem::file_size(input) / 1024 << " KiB)\n";
   return 0;

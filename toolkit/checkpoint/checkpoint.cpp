@@ -264,8 +264,8 @@ void copy_into(torch::serialize::InputArchive& archive, const std::string& prefi
                              shape_text(target.sizes()) + " in the model");
   const bool own_storage =
       stored.is_contiguous() && stored.storage_offset() == 0 && stored.storage().nbytes() == stored.nbytes();
-  // int8 too: an int8 inference checkpoint's values (their converted_weights entries are
-  // registered after loading, by restore_inference_checkpoint).
+  // int8 too: an int8 inference checkpoint's values (restore_inference_checkpoint makes
+  // them their projections' kernels after loading).
   const bool adoptable_type = stored.scalar_type() == target.scalar_type() &&
                               (target.scalar_type() == torch::kFloat || target.scalar_type() == torch::kChar);
   if (adopt && own_storage && adoptable_type && stored.device() == target.device()) {

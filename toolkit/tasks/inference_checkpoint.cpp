@@ -4,7 +4,7 @@
 
 #include "toolkit/core/error.h"
 #include "toolkit/models/encoder_decoder_model.h"
-#include "toolkit/nn/converted_weights.h"
+#include "toolkit/nn/projection_kind.h"
 #include "toolkit/tasks/model_loader.h"
 
 namespace csan::tasks {
@@ -14,8 +14,6 @@ namespace {
 constexpr const char* kPrecisionKey = "inference_precision";
 constexpr const char* kSkipKey = "quantize_skip";
 constexpr const char* kScalesSection = "int8_scales";
-// Any id of a dictionary (fairseq's </s>): the recording pass needs a valid token.
-constexpr int64_t kRecordingToken = 2;
 
 // Archive keys cannot hold '.', which nests archives.
 std::string archive_key(const std::string& parameter) {
@@ -31,64 +29,88 @@ models::EncoderDecoderModel& encoder_decoder(models::Model& model, const std::st
   return *m;
 }
 
-generation::InferencePrecision stored_precision(const checkpoint::CheckpointMeta& meta) {
-  generation::InferencePrecision p;
-  p.name = meta.get(kPrecisionKey);
-  std::istringstream skip(meta.get(kSkipKey));
-  for (std::string s; skip >> s;) p.quantize_skip.push_back(s);
-  return p;
+std::string checkpointable_precisions() {
+  std::string names;
+  for (const nn::Precision p : nn::kPrecisions)
+    if (nn::projection_kinds().contains(nn::precision_name(p)) && nn::projection_kind(p).restore)
+      names += (names.empty() ? "" : " or ") + std::string(nn::precision_name(p));
+  return names;
 }
 
 }  // namespace
 
-std::string inference_precision_of(const checkpoint::CheckpointMeta& meta) { return meta.get(kPrecisionKey); }
+std::optional<generation::InferencePrecision> inference_precision_of(const checkpoint::CheckpointReader& reader) {
+  const std::string stored = reader.meta().get(kPrecisionKey);
+  if (stored.empty()) return std::nullopt;
+  generation::InferencePrecision p;
+  p.precision = nn::parse_precision(stored, reader.path() + ": " + kPrecisionKey);
+  std::istringstream skip(reader.meta().get(kSkipKey));
+  for (std::string s; skip >> s;) p.quantize_skip.push_back(s);
+  return p;
+}
 
 void write_inference_checkpoint(const std::string& input, const std::string& output,
                                 const generation::InferencePrecision& precision) {
   generation::validate(precision);
-  if (precision.name != "bf16" && precision.name != "int8")
-    throw Error("--precision: convert-checkpoint writes bf16 or int8");
+  const nn::ProjectionKind& kind = nn::projection_kind(precision.precision);
+  if (!kind.restore) throw Error("--precision: convert-checkpoint writes " + checkpointable_precisions());
   checkpoint::CheckpointReader reader(input);
-  if (!inference_precision_of(reader.meta()).empty())
-    throw Error(input + ": already an inference-only checkpoint (" + inference_precision_of(reader.meta()) + ")");
+  if (const auto stored = inference_precision_of(reader))
+    throw Error(input + ": already an inference-only checkpoint (" + nn::precision_name(stored->precision) + ")");
   LoadedModel loaded = load_model(reader);
   auto& model = encoder_decoder(*loaded.model, input);
-  const auto report = generation::convert_for_inference(model, precision, kRecordingToken);
+  generation::convert_for_inference(model, precision);
   checkpoint::CheckpointMeta meta = reader.meta();
-  meta.data[kPrecisionKey] = precision.name;
+  meta.data[kPrecisionKey] = nn::precision_name(precision.precision);
   std::string skip;
   for (const auto& s : precision.quantize_skip) skip += (skip.empty() ? "" : " ") + s;
   meta.data[kSkipKey] = skip;
   checkpoint::CheckpointWriter writer;
   writer.set_meta(meta);
   writer.set_progress(reader.progress());
-  writer.set_model(model);
-  if (precision.name == "int8") {
-    auto& scales = writer.section(kScalesSection);
-    auto parameters = model.named_parameters();
-    for (const auto& name : report.converted) scales.write(archive_key(name), nn::int8_scales(parameters[name]));
+  // The kernels' weights in their parameters' places, in their stored form: the model's
+  // archive holds them under their names (this model is written, not decoded with).
+  for (auto& p : nn::projections_of(model)) {
+    const auto& kernel = p.site.projection->kernel();
+    if (!kernel) continue;
+    p.module->set_weight(p.site, kernel->stored_weight());
+    if (kind.stored_with_scales) writer.section(kScalesSection).write(archive_key(p.name), kernel->scales());
   }
+  writer.set_model(model);
   writer.write(output);
 }
 
 void prepare_for_inference_checkpoint(models::Model& model, checkpoint::CheckpointReader& reader) {
-  const auto precision = stored_precision(reader.meta());
-  if (precision.name.empty()) return;
-  // The recording pass does not read the undrawn fp32 weights (its products are zeros), and
-  // none is quantized: the checkpoint's values follow.
-  generation::convert_for_inference(encoder_decoder(model, reader.path()), precision, kRecordingToken,
-                                    /*values_follow=*/true);
+  const auto precision = inference_precision_of(reader);
+  if (!precision) return;
+  const nn::ProjectionKind& kind = nn::projection_kind(precision->precision);
+  if (!kind.restore)
+    throw Error(reader.path() + ": an inference-only " + nn::precision_name(precision->precision) +
+                " checkpoint, which this csan cannot load");
+  // Untouched memory: the fp32 model is never drawn, and the converted form costs memory
+  // only as the checkpoint's values arrive.
+  for (auto& p : generation::plan_conversion(encoder_decoder(model, reader.path()), *precision).convert) {
+    const torch::Tensor& weight = *p.site.weight;
+    p.module->set_weight(p.site, torch::empty(weight.sizes(), weight.options().dtype(kind.stored_type)));
+  }
 }
 
 void restore_inference_checkpoint(models::Model& model, checkpoint::CheckpointReader& reader) {
-  if (stored_precision(reader.meta()).name != "int8") return;
-  auto scales = reader.section(kScalesSection);
-  for (auto& p : model.named_parameters()) {
-    if (p.value().scalar_type() != torch::kChar) continue;
-    torch::Tensor stored;
-    if (!scales.try_read(archive_key(p.key()), stored))
-      throw Error(reader.path() + ": int8 parameter " + p.key() + " has no scales (corrupt checkpoint?)");
-    nn::set_int8_weight(p.value(), p.value(), stored);
+  const auto precision = inference_precision_of(reader);
+  if (!precision) return;
+  const nn::ProjectionKind& kind = nn::projection_kind(precision->precision);
+  std::optional<torch::serialize::InputArchive> scales;
+  if (kind.stored_with_scales) scales = reader.section(kScalesSection);
+  for (auto& p : nn::projections_of(model)) {
+    const torch::Tensor& stored = *p.site.weight;
+    // The projections prepare_for_inference_checkpoint gave the stored type (the others,
+    // --quantize-skip's, stay fp32).
+    if (!stored.defined() || stored.scalar_type() != kind.stored_type || p.site.projection->kernel()) continue;
+    torch::Tensor stored_scales;
+    if (scales && !scales->try_read(archive_key(p.name), stored_scales))
+      throw Error(reader.path() + ": " + nn::precision_name(precision->precision) + " parameter " + p.name +
+                  " has no scales (corrupt checkpoint?)");
+    p.module->convert(p.site, kind.restore(stored, stored_scales));
   }
 }
 

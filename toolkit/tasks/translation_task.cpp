@@ -12,6 +12,7 @@
 #include "toolkit/generation/generate_run.h"
 #include "toolkit/models/encoder_decoder_model.h"
 #include "toolkit/nn/compute_device.h"
+#include "toolkit/nn/projection_kind.h"
 #include "toolkit/tasks/inference_checkpoint.h"
 #include "toolkit/tasks/model_loader.h"
 #include "toolkit/tasks/task_registry.h"
@@ -249,24 +250,35 @@ models::ModelContext translation_context_from_meta(const checkpoint::CheckpointM
 void generate(const generation::GenerateOptions& options, checkpoint::CheckpointReader& first, std::ostream& out,
               std::ostream& log) {
   generation::validate_generate_options(options);
-  // An inference-only checkpoint decodes in the precision it was written in (--precision
-  // may repeat it; the default fp32 follows it).
+  // An inference-only checkpoint decodes as it was written: in its precision, with the
+  // layers its --quantize-skip kept fp32 (--precision and --quantize-skip may repeat them;
+  // the defaults follow them).
   generation::GenerateOptions effective = options;
-  const std::string stored = inference_precision_of(first.meta());
-  if (!stored.empty()) {
-    if (options.precision.name != "fp32" && options.precision.name != stored)
-      throw Error("--precision " + options.precision.name + ": " + first.path() + " is an inference-only " + stored +
-                  " checkpoint (leave --precision out or give " + stored + ")");
-    effective.precision.name = stored;
+  if (const auto stored = inference_precision_of(first)) {
+    const std::string name = nn::precision_name(stored->precision);
+    if (options.precision.precision != nn::Precision::fp32 && options.precision.precision != stored->precision)
+      throw Error(std::string("--precision ") + nn::precision_name(options.precision.precision) + ": " + first.path() +
+                  " is an inference-only " + name + " checkpoint (leave --precision out or give " + name + ")");
+    if (!options.precision.quantize_skip.empty() && options.precision.quantize_skip != stored->quantize_skip) {
+      std::string written;
+      for (const auto& layer : stored->quantize_skip) written += " " + layer;
+      throw Error("--quantize-skip: " + first.path() + " is an inference-only checkpoint written with " +
+                  (written.empty() ? std::string("no --quantize-skip") : "--quantize-skip" + written) +
+                  " (leave --quantize-skip out)");
+    }
+    effective.precision = *stored;
   }
-  // int8 products exist only on the CPU: a GPU machine decodes int8 there by itself.
-  const bool int8 = effective.precision.name == "int8";
-  const torch::Device device = nn::compute_device(options.cpu || int8);
-  if (int8 && !options.cpu && torch::cuda::is_available())
-    log << "int8: decoding on the CPU (int8 products are CPU-only)\n";
+  // Products of a precision that exists only on the CPU (int8): a GPU machine decodes
+  // there by itself.
+  const nn::ProjectionKind& kind = nn::projection_kind(effective.precision.precision);
+  const bool cpu_only = !kind.on_cuda;
+  const torch::Device device = nn::compute_device(options.cpu || cpu_only);
+  if (cpu_only && !options.cpu && torch::cuda::is_available())
+    log << nn::precision_name(effective.precision.precision) << ": decoding on the CPU ("
+        << nn::precision_name(effective.precision.precision) << " products are CPU-only)\n";
   if (!device.is_cpu()) log << "decoding on " << nn::describe_device(device) << "\n";
   const auto ensemble = load_translation_ensemble(options.paths, &first, device);
-  generation::convert_ensemble(ensemble.models, effective.precision, ensemble.tgt_dict.eos(), log);
+  generation::convert_ensemble(ensemble.models, effective.precision, log);
   // Loading and conversion left freed blocks (the archive's copies, the fp32 forms of
   // converted weights) that decoding's buffers do not fit; csan-generate never trims.
   core::release_free_heap_pages();

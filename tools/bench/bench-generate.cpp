@@ -172,8 +172,8 @@ int bench_main(int argc, char** argv) {
   for (const auto& precision : precision_list(precisions)) {
     auto ensemble = std::make_shared<csan::generation::LoadedEnsemble>(csan::tasks::load_translation_ensemble(o.paths));
     auto options_for = o;
-    options_for.precision.name = precision;
-    csan::generation::convert_ensemble(ensemble->models, options_for.precision, ensemble->tgt_dict.eos(), std::cerr);
+    options_for.precision.precision = csan::nn::parse_precision(precision, "--precision");
+    csan::generation::convert_ensemble(ensemble->models, options_for.precision, std::cerr);
     for (bool with_shortlist : {false, true}) {
       if (with_shortlist && o.shortlist.empty()) continue;
       Setup setup{precision + (with_shortlist ? "+shortlist" : ""), options_for, ensemble, 0, {}, {}};
