@@ -77,7 +77,7 @@ protobuf=$protobuf
 protobuf_version=$protobuf_version
 compiler=$("$cxx" --version 2>/dev/null | head -1)
 cxxflags=${CXXFLAGS:-}
-flags=Release static pic visibility=hidden"
+flags=Release static pic visibility=hidden(CMP0063)"
 
 if ((!download_only)) && [ -f "$prefix/stamp" ] && [ "$(cat "$prefix/stamp")" = "$stamp_text" ] &&
    [ -f "$prefix/lib/libsentencepiece.a" ] && [ -f "$prefix/lib/libsentencepiece_train.a" ]; then
@@ -105,11 +105,13 @@ done < "$src/debian/patches/series"
 # the build against the system protobuf; by its include name it resolves to either one.
 sed -i 's|"third_party/protobuf-lite/google/protobuf/message_lite.h"|<google/protobuf/message_lite.h>|' "$src/src/init.h"
 
+# Its CMakeLists (for CMake 3.1) would leave static libraries' visibility alone without CMP0063.
 builtin_flag=OFF
 [ "$protobuf" = builtin ] && builtin_flag=ON
 cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$cxx" \
   -DSPM_ENABLE_SHARED=OFF -DSPM_USE_BUILTIN_PROTOBUF=$builtin_flag -DSPM_ENABLE_TCMALLOC=OFF \
   -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DCMAKE_CXX_VISIBILITY_PRESET=hidden -DCMAKE_VISIBILITY_INLINES_HIDDEN=ON \
+  -DCMAKE_POLICY_DEFAULT_CMP0063=NEW \
   >"$work/configure.log" 2>&1 || { tail -30 "$work/configure.log" >&2; exit 1; }
 # The two libraries only: not the spm_* programs or the tests.
 cmake --build "$work/build" --parallel "$(nproc)" --target sentencepiece-static sentencepiece_train-static \

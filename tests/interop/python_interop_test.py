@@ -113,7 +113,7 @@ def main():
             problems = []
             if result["decoded"] != SENTENCE:
                 problems.append(f"decoded {result['decoded']!r}")
-            if result["bleu"] != 100.0:
+            if abs(result["bleu"] - 100.0) > 1e-9:
                 problems.append(f"BLEU {result['bleu']}")
             if result["torch_sum"] != sum(result["ids"]) or len(result["ids"]) != len(result["pieces"]):
                 problems.append("LibTorch's sum or the ids are wrong")

@@ -21,6 +21,9 @@ add_library(csan::sentencepiece INTERFACE IMPORTED)
 target_include_directories(csan::sentencepiece SYSTEM INTERFACE "${_csan_spm}/include")
 target_link_libraries(csan::sentencepiece INTERFACE
                       "${_csan_spm}/lib/libsentencepiece_train.a" "${_csan_spm}/lib/libsentencepiece.a" Threads::Threads)
+# Nothing of it is exported from what links it, whatever its objects' visibility (the bundled
+# protobuf-lite defines a few templates with default visibility).
+target_link_options(csan::sentencepiece INTERFACE "LINKER:--exclude-libs,libsentencepiece.a:libsentencepiece_train.a")
 if(_csan_spm_protobuf STREQUAL "protobuf=system")
   # The full libprotobuf rather than -lite: the generated code needs only the lite part,
   # which libprotobuf contains, and LibTorch loads libprotobuf; both would be two copies.
