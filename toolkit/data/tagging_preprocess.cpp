@@ -7,7 +7,7 @@
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
 #include "toolkit/core/progress.h"
-#include "toolkit/data/binarized_split.h"
+#include "toolkit/data/binarizer.h"
 #include "toolkit/data/preprocess_settings.h"
 #include "toolkit/data/tagging_data.h"
 
