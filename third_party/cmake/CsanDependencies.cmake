@@ -72,5 +72,6 @@ target_link_libraries(csan::sentencepiece INTERFACE PkgConfig::SENTENCEPIECE)
 
 find_package(GTest)
 
-# Header-only JSON parser; the tests use it to read ../shared/vectors.
+# Header-only JSON library: the components read and write their JSON files with it; the
+# tests also read ../shared/vectors with it.
 find_package(nlohmann_json 3 REQUIRED)
