@@ -317,7 +317,8 @@ TEST(TrainDistributed, LauncherChecksTheStartOnceBeforeStartingWorkers) {
        "needs 3 branches, one per gate"},  // found while the model is built
       {train_args(dir + "/ckpt", {"--distributed-world-size", "2", "--set", "checkpoint.best_checkpoint_metric=bleu"}),
        "checkpoint.best_checkpoint_metric"},
-      {train_args(dir + "/ckpt", {"--distributed-world-size", "2", "--max-tokens", "0"}),
+      {{bin("csan-train"), std::string(CSAN_SOURCE_DIR) + "/recipes/tiny-transformer.yaml", "--data", data_dir(),
+        "--save-dir", dir + "/ckpt", "--distributed-world-size", "2", "--max-tokens", "0"},
        "0 (no limit) needs dataset.max_sentences > 0"},
       // Without a CUDA GPU: none to train in fp16 on; with one: --cpu keeps the model off it.
       {train_args(dir + "/ckpt", {"--distributed-world-size", "2", "--precision", "fp16", "--cpu"}),

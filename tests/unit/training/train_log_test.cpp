@@ -42,8 +42,8 @@ TEST(TruncateMetrics, ADamagedLineIsAnErrorThatChangesNothing) {
   const std::string path = metrics_file(text);
   EXPECT_EQ(csan::testing::message_of([&] { truncate_metrics(path, 1); }),
             path +
-                ":2: malformed JSON at column 19: syntax error while parsing object separator - unexpected "
-                "string literal; expected ':'");
+                ":2: malformed JSON at column 25: syntax error while parsing object - unexpected string "
+                "literal; expected '}'");
   EXPECT_EQ(read_file(path), text);
   std::filesystem::remove(path);
 }
