@@ -63,5 +63,6 @@ include(CsanSentencePiece)  # csan::sentencepiece, built by tools/install-deps.s
 
 find_package(GTest)
 
-# Header-only JSON parser; the tests use it to read ../shared/vectors.
+# Header-only JSON library: the components read and write their JSON files with it; the
+# tests also read ../shared/vectors with it.
 find_package(nlohmann_json 3 REQUIRED)
