@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages csan builds against, makes sure OpenBLAS is the active
-# libblas.so.3 (LibTorch from Debian calls the system BLAS; the reference BLAS is about 25x
-# slower), then builds SentencePiece into .deps/ against the system protobuf
+# libblas.so.3 (LibTorch from Debian calls the system BLAS; the reference BLAS is an order
+# of magnitude slower), then builds SentencePiece into .deps/ against the system protobuf
 # (tools/build-sentencepiece.sh). Idempotent and quiet when everything is already present.
 #   tools/install-deps.sh          what the build and the tests need
 #   tools/install-deps.sh --fuzz   also clang and libFuzzer, for tools/fuzz.sh
@@ -30,7 +30,7 @@ packages=(
   libyaml-cpp-dev
   libboost-program-options-dev
   libgtest-dev
-  libtcmalloc-minimal4  # csan-train / csan-generate allocate with it (README, "Memory")
+  libtcmalloc-minimal4  # csan-train / csan-generate allocate with it (docs/csan-train.md, "Memory")
   nlohmann-json3-dev   # tests read the JSON test vectors
   python3-torch python3-sentencepiece  # tests/interop: csan beside torch and sentencepiece in Python
 )
@@ -76,7 +76,7 @@ case "$active" in
   *openblas*) ;;
   *)
     echo "install-deps: error: the active libblas.so.3 is '${active:-none}', not OpenBLAS;" \
-         "LibTorch would run about 25x slower. Fix: update-alternatives --set $alt $openblas" >&2
+         "LibTorch would run an order of magnitude slower. Fix: update-alternatives --set $alt $openblas" >&2
     exit 1 ;;
 esac
 
