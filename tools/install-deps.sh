@@ -30,7 +30,8 @@ packages=(
   libboost-program-options-dev
   libgtest-dev
   libtcmalloc-minimal4  # csan-train / csan-generate allocate with it (README, "Memory")
-  nlohmann-json3-dev   # tests read the JSON test vectors
+  nlohmann-json3-dev   # safetensors headers (checkpoints); the tests read the JSON test vectors
+  python3-numpy        # tests/interop: csan's safetensors files read by an independent reader
 )
 if ((fuzz)); then
   # -fsanitize=fuzzer,address,undefined: clang with its sanitizer and libFuzzer runtimes.
