@@ -131,7 +131,7 @@ TensorEntry entry_of(const std::string& name, const json& value, uint64_t data_s
   }
   uint64_t bytes = 0;
   if (overflow || __builtin_mul_overflow(elements, dtype_size(entry.dtype), &bytes))
-    fail(where, tensor + "shape " + shape->dump() + " has more bytes than fit in 64 bits");
+    fail(where, tensor + "shape " + shape->dump() + " is too large (a dimension or the byte count passes 64 bits)");
 
   const auto offsets = value.find("data_offsets");
   if (offsets == value.end()) fail(where, tensor + "no data_offsets");
