@@ -31,8 +31,9 @@ packages=(
   libboost-program-options-dev
   libgtest-dev
   libtcmalloc-minimal4  # csan-train / csan-generate allocate with it (docs/csan-train.md, "Memory")
-  nlohmann-json3-dev   # tests read the JSON test vectors
-  python3-torch python3-sentencepiece  # tests/interop: csan beside torch and sentencepiece in Python
+  nlohmann-json3-dev   # safetensors headers (checkpoints); the tests read the JSON test vectors
+  python3-torch python3-sentencepiece python3-numpy  # tests/interop: csan beside torch and sentencepiece
+                                                     # in Python; safetensors files read by numpy
 )
 if ((fuzz)); then
   # -fsanitize=fuzzer,address,undefined: clang with its sanitizer and libFuzzer runtimes.

@@ -33,6 +33,9 @@ void score_inputs(const uint8_t* data, size_t size);
 void tokenizers(const uint8_t* data, size_t size);
 // data::parse_conllu: a CoNLL-U file; what parses must render back to the same words.
 void conllu(const uint8_t* data, size_t size);
+// safetensors::Reader: a mode byte (bit 0: fill in a csan header's checksum first; bit 1:
+// require one), then the file; what reads must write back and read again the same.
+void safetensors(const uint8_t* data, size_t size);
 
 // Targets that need LibTorch (tests/fuzz/torch_targets/; the libFuzzer build has them only
 // when LibTorch is installed).
