@@ -69,6 +69,22 @@ void AtomicFile::flush() {
   if (std::fflush(file_) != 0) throw Error(path_ + ": write failed: " + std::strerror(errno));
 }
 
+void AtomicFile::overwrite(size_t offset, const void* data, size_t size) {
+  flush();
+  const off_t written = ::ftello(file_);
+  if (written < 0 || offset > static_cast<size_t>(written) || size > static_cast<size_t>(written) - offset)
+    throw Error("internal: " + path_ + ": overwrite past what was written");
+  const auto* bytes = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t done = ::pwrite(::fileno(file_), bytes, size, static_cast<off_t>(offset));
+    if (done < 0 && errno == EINTR) continue;
+    if (done <= 0) throw Error(path_ + ": write failed: " + std::strerror(done < 0 ? errno : EIO));
+    bytes += done;
+    offset += static_cast<size_t>(done);
+    size -= static_cast<size_t>(done);
+  }
+}
+
 void AtomicFile::commit() {
   bool ok = std::fflush(file_) == 0 && ::fsync(::fileno(file_)) == 0;
   ok = (std::fclose(file_) == 0) && ok;

@@ -1,8 +1,6 @@
 # csan_use_fast_allocator(target): links Debian's tcmalloc (libtcmalloc-minimal4) into a
-# LibTorch executable, ahead of glibc's malloc. Measured on the AVX2 EPYC (README, "Memory"):
-# bench-small training 1,903 against 1,717-1,836 target tokens/s at a peak of 904 against
-# 1,031 MiB; decoding the same speed at 603-627 against 728-789 MiB (int8 fragmented glibc's
-# heap by ~150 MiB). jemalloc was slower (7.3 M page faults against 0.29 M). Off under the
+# LibTorch executable, ahead of glibc's malloc: faster training and a lower peak than glibc's,
+# and jemalloc was slower (measured in docs/csan-train.md, "Memory"). Off under the
 # sanitizers (they bring their own allocator) and where the library is absent (GPU hosts):
 # glibc's malloc, tuned by core/allocator_tuning, then serves.
 option(CSAN_TCMALLOC "Link csan-train and csan-generate with tcmalloc_minimal when it is installed" ON)
