@@ -31,8 +31,7 @@ std::shared_ptr<SegmentStatistics> extract(const Metric& metric, py::handle hyps
   std::vector<std::string> lines = to_lines(hyps, "hypotheses");
   const std::size_t n_refs = refs.streams.empty() ? 0 : refs.streams[0].size();
   if (lines.size() != n_refs)
-    throw Error("hypotheses have " + std::to_string(lines.size()) + " segments, references " +
-                    std::to_string(n_refs),
+    throw Error("hypotheses have " + std::to_string(lines.size()) + " segments, references " + std::to_string(n_refs),
                 ErrorKind::bad_input);
   auto stats = std::make_shared<SegmentStatistics>();
   stats->num_refs = refs.count_per_segment();
@@ -48,9 +47,8 @@ py::list signature_layout(const Metric& metric) {
   const std::vector<scoring::SignatureField> own = metric.signature_fields();
   py::list fields;
   for (const auto& field : scoring::make_signature(metric, all)) {
-    const bool has_value = field.key == "version" || std::any_of(own.begin(), own.end(), [&](const auto& f) {
-                             return f.key == field.key;
-                           });
+    const bool has_value = field.key == "version" ||
+                           std::any_of(own.begin(), own.end(), [&](const auto& f) { return f.key == field.key; });
     fields.append(py::make_tuple(field.key, field.short_key,
                                  has_value ? py::object(py::str(field.value)) : py::object(py::none())));
   }
@@ -75,7 +73,9 @@ void bind_metrics(py::module_& m) {
   m.attr("SACREBLEU_VERSION") = scoring::kSacrebleuVersion;
 
   py::class_<ReferenceStreams, std::shared_ptr<ReferenceStreams>>(m, "References")
-      .def(py::init([](py::handle refs) { return std::make_shared<ReferenceStreams>(to_reference_streams(refs, "references")); }),
+      .def(py::init([](py::handle refs) {
+             return std::make_shared<ReferenceStreams>(to_reference_streams(refs, "references"));
+           }),
            py::arg("references"))
       .def_property_readonly("num_refs", &ReferenceStreams::count_per_segment)
       .def("__len__", [](const ReferenceStreams& refs) { return refs.streams.empty() ? 0 : refs.streams[0].size(); });
@@ -113,13 +113,13 @@ void bind_metrics(py::module_& m) {
            py::arg("smooth_value"), py::arg("effective_order"))
       .def("compute", [](const scoring::Bleu& bleu, const Stats& sum) { return bleu_fields(bleu.compute(sum)); });
 
-  py::class_<scoring::Chrf, Metric, std::shared_ptr<scoring::Chrf>>(m, "Chrf")
-      .def(py::init([](int char_order, int word_order, int beta, bool lowercase, bool whitespace, bool eps_smoothing) {
-             return std::make_shared<scoring::Chrf>(
-                 scoring::ChrfOptions{char_order, word_order, beta, lowercase, whitespace, eps_smoothing});
-           }),
-           py::kw_only(), py::arg("char_order"), py::arg("word_order"), py::arg("beta"), py::arg("lowercase"),
-           py::arg("whitespace"), py::arg("eps_smoothing"));
+  py::class_<scoring::Chrf, Metric, std::shared_ptr<scoring::Chrf>>(m, "Chrf").def(
+      py::init([](int char_order, int word_order, int beta, bool lowercase, bool whitespace, bool eps_smoothing) {
+        return std::make_shared<scoring::Chrf>(
+            scoring::ChrfOptions{char_order, word_order, beta, lowercase, whitespace, eps_smoothing});
+      }),
+      py::kw_only(), py::arg("char_order"), py::arg("word_order"), py::arg("beta"), py::arg("lowercase"),
+      py::arg("whitespace"), py::arg("eps_smoothing"));
 
   py::class_<scoring::Ter, Metric, std::shared_ptr<scoring::Ter>>(m, "Ter")
       .def(py::init([](bool case_sensitive, bool normalized, bool no_punct, bool asian_support) {

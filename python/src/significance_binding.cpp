@@ -18,9 +18,9 @@ using scoring::Metric;
 
 std::size_t checked_count(long long n, const char* what) {
   if (n < 1 || static_cast<unsigned long long>(n) > scoring::kMaxResamples)
-    throw Error(std::string(what) + ": expected 1 to " + std::to_string(scoring::kMaxResamples) + ", got " +
-                    std::to_string(n),
-                ErrorKind::bad_option);
+    throw Error(
+        std::string(what) + ": expected 1 to " + std::to_string(scoring::kMaxResamples) + ", got " + std::to_string(n),
+        ErrorKind::bad_option);
   return static_cast<std::size_t>(n);
 }
 
@@ -60,8 +60,8 @@ py::tuple paired(const std::string& test, const std::vector<std::shared_ptr<Metr
   std::vector<std::vector<std::vector<scoring::Stats>>> rows(stats.size());
   for (std::size_t s = 0; s < stats.size(); ++s) {
     if (stats[s].size() != metrics.size())
-      throw Error("paired test: system " + std::to_string(s) + " has statistics for " + std::to_string(stats[s].size()) +
-                      " metrics, expected " + std::to_string(metrics.size()),
+      throw Error("paired test: system " + std::to_string(s) + " has statistics for " +
+                      std::to_string(stats[s].size()) + " metrics, expected " + std::to_string(metrics.size()),
                   ErrorKind::bad_input);
     for (const auto& per_metric : stats[s]) rows[s].push_back(per_metric->rows);
   }
@@ -87,8 +87,8 @@ void bind_significance(py::module_& m) {
   m.def(
       "paired_seed_text", [](const std::string& text) { return scoring::ResamplingSeed::parse(text).paired_text(); },
       py::arg("seed"));
-  m.def("bootstrap_confidence", &bootstrap, py::arg("metric"), py::arg("stats"), py::arg("n_samples"),
-        py::arg("seed"), py::arg("threads"));
+  m.def("bootstrap_confidence", &bootstrap, py::arg("metric"), py::arg("stats"), py::arg("n_samples"), py::arg("seed"),
+        py::arg("threads"));
   m.def("paired_test", &paired, py::arg("test_type"), py::arg("metrics"), py::arg("stats"), py::arg("n_samples"),
         py::arg("seed"), py::arg("threads"));
 }

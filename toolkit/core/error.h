@@ -24,8 +24,7 @@ class Error : public std::runtime_error {
       : std::runtime_error(message), kind_(kind) {}
 
   // "FILE:LINE: message" (line omitted when 0), the form compilers use, so editors jump to it.
-  static Error at(const std::string& file, long line, const std::string& message,
-                  ErrorKind kind = ErrorKind::general);
+  static Error at(const std::string& file, long line, const std::string& message, ErrorKind kind = ErrorKind::general);
   // "key 'KEY': message", for configuration and option errors (kind bad_option).
   static Error for_key(const std::string& key, const std::string& message);
 

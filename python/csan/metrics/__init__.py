@@ -5,10 +5,10 @@ results, ``format()`` strings and signatures, computed without the GIL.
 >>> hyps = ["The dog bit the man.", "It wasn't surprising."]
 >>> refs = [["The dog bit the man.", "It was not surprising."]]
 >>> print(corpus_bleu(hyps, refs))
-BLEU = 58.54 80.0/75.0/66.7/50.0 (BP = 0.819 ratio = 0.833 hyp_len = 10 ref_len = 12)
+BLEU = 68.97 90.0/75.0/66.7/75.0 (BP = 0.905 ratio = 0.909 hyp_len = 10 ref_len = 11)
 >>> bleu = BLEU()
 >>> bleu.corpus_score(hyps, refs).format(signature=str(bleu.get_signature()))
-'BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0 = 58.54 80.0/75.0/66.7/50.0 (BP = 0.819 ratio = 0.833 hyp_len = 10 ref_len = 12)'
+'BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0 = 68.97 90.0/75.0/66.7/75.0 (BP = 0.905 ratio = 0.909 hyp_len = 10 ref_len = 11)'
 
 Differences from sacreBLEU: bad input raises :mod:`csan.errors` exceptions instead of
 being truncated silently (hypotheses and references of different lengths) or crashing

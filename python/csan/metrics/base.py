@@ -5,12 +5,10 @@ scores, sentence scores, bootstrap intervals and paired tests only sum them. The
 statistics stay in csan's C++ scorer, which runs without the GIL.
 """
 
-from __future__ import annotations
-
 import os
 import statistics
-from collections.abc import Sequence, Sized
-from typing import Any, Dict, Generic, Iterable, List, Optional, Tuple, TypeVar, Union
+from collections import abc
+from typing import Any, Dict, Generic, Iterable, List, Optional, Sequence, Tuple, TypeVar, Union
 
 from .. import _native
 from ..errors import BadInputError, BadOptionError
@@ -126,10 +124,6 @@ class Signature:
 ScoreT = TypeVar("ScoreT", bound=Score)
 
 
-def _is_empty(references: Any) -> bool:
-    return references is None or (isinstance(references, Sized) and len(references) == 0)
-
-
 class Metric(Generic[ScoreT]):
     """Base class of :class:`~csan.metrics.BLEU`, :class:`~csan.metrics.CHRF` and
     :class:`~csan.metrics.TER` (as sacreBLEU 2.6.0's ``Metric``).
@@ -153,10 +147,11 @@ class Metric(Generic[ScoreT]):
             self.num_refs = self._ref_cache.num_refs
 
     def _signature_value(self, key: str) -> str:
-        return next(value for k, _, value in self._native.signature_layout() if k == key)
+        return next(str(value) for k, _, value in self._native.signature_layout() if k == key)
 
     def _references(self, references: Optional[Sequence[Sequence[Optional[str]]]]) -> _native.References:
-        if not _is_empty(references):
+        # As sacreBLEU: None or an empty sequence means the cached references.
+        if references is not None and not (isinstance(references, abc.Sized) and len(references) == 0):
             return _native.References(references)
         if self._ref_cache is not None:
             return self._ref_cache
@@ -170,8 +165,8 @@ class Metric(Generic[ScoreT]):
     ) -> _native.SegmentStatistics:
         """Per-segment statistics of ``hypotheses`` (kept in C++; ``len()``, ``[i]`` and
         ``sum()`` read them)."""
-        if not isinstance(hypotheses, Sequence):
-            hypotheses = list(hypotheses)
+        if not isinstance(hypotheses, abc.Sequence) and isinstance(hypotheses, abc.Iterable):
+            hypotheses = list(hypotheses)  # a generator is read once, here
         stats = self._native.segment_stats(hypotheses, self._references(references))
         if len(stats) == 0:
             raise BadInputError("no hypotheses to score")
@@ -191,7 +186,7 @@ class Metric(Generic[ScoreT]):
         """Scores one hypothesis against its references (a sequence of str; None entries are skipped)."""
         if not isinstance(hypothesis, str):
             raise TypeError(f"hypothesis: expected str, got {type(hypothesis).__name__}")
-        if isinstance(references, str) or not isinstance(references, Sequence):
+        if isinstance(references, str) or not isinstance(references, abc.Sequence):
             raise TypeError(f"references: expected a sequence of str, got {type(references).__name__}")
         stats = self._extract_corpus_statistics([hypothesis], [[ref] for ref in references])
         return self._aggregate_and_compute(stats)

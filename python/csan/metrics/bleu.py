@@ -1,12 +1,10 @@
 """BLEU (Papineni et al., 2002) exactly as sacreBLEU 2.6.0 computes it, on csan's C++ scorer."""
 
-from __future__ import annotations
-
 import logging
-from collections.abc import Sequence
-from typing import Dict, List, Optional, Union
+from typing import Dict, List, Optional, Sequence, Union
 
 from .. import _native
+from .._native import Bleu as NativeBleu
 from ..errors import BadOptionError
 from .base import Metric, Score
 
@@ -71,6 +69,8 @@ class BLEU(Metric[BLEUScore]):
     :param spm_model: (csan only) the SentencePiece model file for the spm/flores tokenizers.
     """
 
+    _native: NativeBleu
+
     SMOOTH_DEFAULTS: Dict[str, Optional[float]] = {"none": None, "floor": 0.1, "add-k": 1, "exp": None}
     TOKENIZERS = ("none", "zh", "13a", "intl", "char", "spm", "flores101", "flores200", "spBLEU-1K")
     TOKENIZER_DEFAULT = "13a"
@@ -98,7 +98,7 @@ class BLEU(Metric[BLEUScore]):
         elif trg_lang in self._TOKENIZER_ADVICE and tokenize != self._TOKENIZER_ADVICE[trg_lang][0]:
             best, language = self._TOKENIZER_ADVICE[trg_lang]
             _log.warning("Consider using the '%s' or 'spm' tokenizer for %s.", best, language)
-        native = _native.Bleu(
+        native = NativeBleu(
             tokenize=tokenize,
             spm_model=spm_model or "",
             lowercase=lowercase,

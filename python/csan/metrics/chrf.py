@@ -1,9 +1,6 @@
 """chrF (Popović 2015) and chrF++ (Popović 2017) as sacreBLEU 2.6.0 computes them, on csan's C++ scorer."""
 
-from __future__ import annotations
-
-from collections.abc import Sequence
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
 from .. import _native
 from .base import Metric, Score

@@ -1,9 +1,6 @@
 """sacreBLEU's one-call functions (``sacrebleu.corpus_bleu`` and friends), same arguments and results."""
 
-from __future__ import annotations
-
-from collections.abc import Sequence
-from typing import Optional
+from typing import Optional, Sequence
 
 from .bleu import BLEU, BLEUScore
 from .chrf import CHRF, CHRFScore

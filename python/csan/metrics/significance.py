@@ -1,11 +1,8 @@
 """Paired significance tests between systems, as sacreBLEU 2.6.0's ``PairedTest``
 (``sacrebleu --paired-bs`` / ``--paired-ar``), with the same numbers to the last digit."""
 
-from __future__ import annotations
-
 import os
-from collections.abc import Mapping, Sequence
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .. import _native
 from ..errors import BadOptionError
@@ -55,7 +52,7 @@ class PairedTest:
     def __init__(
         self,
         named_systems: List[Tuple[str, Sequence[str]]],
-        metrics: Mapping[str, Metric],
+        metrics: Mapping[str, Metric[Any]],
         references: Optional[Sequence[Sequence[Optional[str]]]],
         test_type: str = "ar",
         n_samples: int = 0,
@@ -81,7 +78,7 @@ class PairedTest:
         seed_text = _native.paired_seed_text(self._seed)
 
         # The baseline's statistics once; signatures name the metric as its scores do.
-        self.metrics: Dict[str, Metric] = {}
+        self.metrics: Dict[str, Metric[Any]] = {}
         self._baseline_stats: Dict[str, _native.SegmentStatistics] = {}
         self._signatures: Dict[str, Signature] = {}
         baseline_hypotheses = named_systems[0][1]

@@ -1,11 +1,8 @@
 """TER (Snover et al., 2006) as sacreBLEU 2.6.0 computes it (Tercom's algorithm), on csan's C++ scorer."""
 
-from __future__ import annotations
+from typing import List, Optional, Sequence
 
-from collections.abc import Sequence
-from typing import List, Optional
-
-from .. import _native
+from .._native import Ter as NativeTer
 from .base import Metric, Score
 
 
@@ -33,6 +30,8 @@ class TER(Metric[TERScore]):
     :param references: reference streams to keep for later ``corpus_score(hyps, None)`` calls.
     """
 
+    _native: NativeTer
+
     def __init__(
         self,
         normalized: bool = False,
@@ -41,7 +40,7 @@ class TER(Metric[TERScore]):
         case_sensitive: bool = False,
         references: Optional[Sequence[Sequence[Optional[str]]]] = None,
     ) -> None:
-        native = _native.Ter(
+        native = NativeTer(
             case_sensitive=case_sensitive, normalized=normalized, no_punct=no_punct, asian_support=asian_support
         )
         super().__init__(native, references)
