@@ -31,6 +31,11 @@ packages=(
   libgtest-dev
   libtcmalloc-minimal4  # csan-train / csan-generate allocate with it (README, "Memory")
   nlohmann-json3-dev   # tests read the JSON test vectors
+  # The Python package (python/): built with pybind11 against Debian's Python, installed
+  # by pip without downloading a build backend, tested by pytest; its tests load
+  # python3-torch and python3-sentencepiece in the same interpreter as csan.
+  python3-dev pybind11-dev python3-setuptools python3-pip python3-venv python3-pytest
+  python3-torch python3-sentencepiece
 )
 if ((fuzz)); then
   # -fsanitize=fuzzer,address,undefined: clang with its sanitizer and libFuzzer runtimes.
