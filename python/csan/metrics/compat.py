@@ -37,14 +37,7 @@ def corpus_bleu(
     >>> corpus_bleu(["the cat sat on the mat"], [["the cat sat on the mat"]]).score
     100.00000000000004
     """
-    metric = BLEU(
-        lowercase=lowercase,
-        force=force,
-        tokenize=tokenize,
-        smooth_method=smooth_method,
-        smooth_value=smooth_value,
-        effective_order=use_effective_order,
-    )
+    metric = BLEU(lowercase, force, tokenize, smooth_method, smooth_value, effective_order=use_effective_order)
     return metric.corpus_score(hypotheses, references)
 
 
@@ -76,14 +69,7 @@ def sentence_bleu(
 
     BLEU is a corpus metric: the mean of sentence scores is not the corpus score.
     """
-    metric = BLEU(
-        lowercase=lowercase,
-        tokenize=tokenize,
-        force=False,
-        smooth_method=smooth_method,
-        smooth_value=smooth_value,
-        effective_order=use_effective_order,
-    )
+    metric = BLEU(lowercase, False, tokenize, smooth_method, smooth_value, effective_order=use_effective_order)
     return metric.sentence_score(hypothesis, references)
 
 
@@ -105,13 +91,7 @@ def corpus_chrf(
     :param remove_whitespace: drop whitespace before extracting character n-grams.
     :param eps_smoothing: epsilon smoothing instead of sacreBLEU's effective order.
     """
-    metric = CHRF(
-        char_order=char_order,
-        word_order=word_order,
-        beta=beta,
-        whitespace=not remove_whitespace,
-        eps_smoothing=eps_smoothing,
-    )
+    metric = CHRF(char_order, word_order, beta, whitespace=not remove_whitespace, eps_smoothing=eps_smoothing)
     return metric.corpus_score(hypotheses, references)
 
 
@@ -125,13 +105,7 @@ def sentence_chrf(
     eps_smoothing: bool = False,
 ) -> CHRFScore:
     """chrF of one hypothesis against its references (a list of str); options as :func:`corpus_chrf`."""
-    metric = CHRF(
-        char_order=char_order,
-        word_order=word_order,
-        beta=beta,
-        whitespace=not remove_whitespace,
-        eps_smoothing=eps_smoothing,
-    )
+    metric = CHRF(char_order, word_order, beta, whitespace=not remove_whitespace, eps_smoothing=eps_smoothing)
     return metric.sentence_score(hypothesis, references)
 
 
@@ -150,7 +124,7 @@ def corpus_ter(
     :param asian_support: special treatment of CJK characters.
     :param case_sensitive: keep case (TER lowercases by default).
     """
-    metric = TER(normalized=normalized, no_punct=no_punct, asian_support=asian_support, case_sensitive=case_sensitive)
+    metric = TER(normalized, no_punct, asian_support, case_sensitive)
     return metric.corpus_score(hypotheses, references)
 
 
@@ -163,5 +137,5 @@ def sentence_ter(
     case_sensitive: bool = False,
 ) -> TERScore:
     """TER of one hypothesis against its references (a list of str); options as :func:`corpus_ter`."""
-    metric = TER(normalized=normalized, no_punct=no_punct, asian_support=asian_support, case_sensitive=case_sensitive)
+    metric = TER(normalized, no_punct, asian_support, case_sensitive)
     return metric.sentence_score(hypothesis, references)
