@@ -51,6 +51,19 @@ void resolve_recipe(core::Config& cfg) {
   models::resolve_model_options(cfg);
 }
 
+loading::ModelDescription describe_model(const checkpoint::CheckpointMeta& meta, const std::string& path) {
+  if (!task_registry().contains(meta.task))
+    throw Error(path + ": written by task '" + meta.task +
+                "', which this csan does not have (known: " + task_registry().known() + ")");
+  core::Config cfg = core::Config::from_yaml_string(meta.recipe_yaml, recipe_schema(), path + " (embedded recipe)");
+  if (cfg.get<std::string>("task.name") != meta.task)
+    throw Error(path + ": its recipe names task '" + cfg.get<std::string>("task.name") + "' but the checkpoint says '" +
+                meta.task + "' (corrupt checkpoint?)");
+  resolve_recipe(cfg);
+  models::ModelContext context = task_registry().get(meta.task).model_context(meta, path);
+  return {std::move(cfg), std::move(context)};
+}
+
 std::unique_ptr<training::Task> open_task(const core::Config& cfg) {
   return task_registry().get(cfg.get<std::string>("task.name")).open(cfg);
 }

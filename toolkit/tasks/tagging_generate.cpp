@@ -10,8 +10,9 @@
 
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
+#include "toolkit/loading/model_loader.h"
 #include "toolkit/models/tagging_model.h"
-#include "toolkit/tasks/model_loader.h"
+#include "toolkit/tasks/recipe.h"
 #include "toolkit/tasks/tagging_batch.h"
 #include "toolkit/tasks/tagging_task.h"
 
@@ -37,7 +38,9 @@ Taggers load_taggers(const generation::GenerateOptions& options, checkpoint::Che
   Taggers taggers;
   checkpoint::CheckpointMeta first_meta;
   for (size_t i = 0; i < options.paths.size(); ++i) {
-    LoadedModel loaded = i == 0 ? load_model(first) : load_ensemble_member(options.paths[i], first_meta, options.paths[0]);
+    loading::LoadedModel loaded =
+        i == 0 ? loading::load_model(first, describe_model)
+               : loading::load_ensemble_member(options.paths[i], first_meta, options.paths[0], describe_model);
     if (i == 0) {
       first_meta = loaded.meta;
       taggers.data = tagging_data_from_meta(loaded.meta, loaded.path);
@@ -134,7 +137,8 @@ void generate_tags(const generation::GenerateOptions& options, checkpoint::Check
                 at::get_num_threads() == 1 ? "" : "s");
   log << line;
   if (gold == words && words > 0) {
-    std::snprintf(line, sizeof line, "; accuracy against the input's tags %.2f", 100.0 * double(correct) / double(words));
+    std::snprintf(line, sizeof line, "; accuracy against the input's tags %.2f",
+                  100.0 * double(correct) / double(words));
     log << line;
   }
   log << "\n";

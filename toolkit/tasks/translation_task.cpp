@@ -10,10 +10,11 @@
 #include "toolkit/data/language_pair_dataset.h"
 #include "toolkit/generation/bleu_validation.h"
 #include "toolkit/generation/generate_run.h"
+#include "toolkit/loading/inference_checkpoint.h"
+#include "toolkit/loading/model_loader.h"
 #include "toolkit/models/encoder_decoder_model.h"
 #include "toolkit/nn/compute_device.h"
-#include "toolkit/tasks/inference_checkpoint.h"
-#include "toolkit/tasks/model_loader.h"
+#include "toolkit/tasks/recipe.h"
 #include "toolkit/tasks/task_registry.h"
 #include "toolkit/training/criterion.h"
 
@@ -252,7 +253,7 @@ void generate(const generation::GenerateOptions& options, checkpoint::Checkpoint
   // An inference-only checkpoint decodes in the precision it was written in (--precision
   // may repeat it; the default fp32 follows it).
   generation::GenerateOptions effective = options;
-  const std::string stored = inference_precision_of(first.meta());
+  const std::string stored = loading::inference_precision_of(first.meta());
   if (!stored.empty()) {
     if (options.precision.name != "fp32" && options.precision.name != stored)
       throw Error("--precision " + options.precision.name + ": " + first.path() + " is an inference-only " + stored +
@@ -312,9 +313,10 @@ generation::LoadedEnsemble load_translation_ensemble(const std::vector<std::stri
   generation::LoadedEnsemble ensemble;
   checkpoint::CheckpointMeta first_meta;
   for (size_t i = 0; i < paths.size(); ++i) {
-    LoadedModel loaded = i > 0   ? load_ensemble_member(paths[i], first_meta, paths[0], device)
-                         : first ? load_model(*first, device)
-                                 : load_model(paths[0], device);
+    loading::LoadedModel loaded =
+        i > 0   ? loading::load_ensemble_member(paths[i], first_meta, paths[0], describe_model, device)
+        : first ? loading::load_model(*first, describe_model, device)
+                : loading::load_model(paths[0], describe_model, device);
     if (i == 0) {
       first_meta = loaded.meta;
       if (first_meta.task != "translation")

@@ -14,8 +14,8 @@
 #include "tests/support/model_fixtures.h"
 #include "toolkit/core/error.h"
 #include "toolkit/core/remove_tree.h"
+#include "toolkit/loading/model_loader.h"
 #include "toolkit/tasks/generate.h"
-#include "toolkit/tasks/model_loader.h"
 #include "toolkit/tasks/recipe.h"
 #include "toolkit/training/recipe_compat.h"
 #include "toolkit/training/train_loop.h"
@@ -72,7 +72,7 @@ TEST_F(TaskLayer, ATaggingTaskTrainsEndToEndWithEarlyStoppingOnAccuracy) {
   // The best checkpoint loads through the one loader as a tagging model, and
   // csan-generate's dispatch reaches the task's own generation.
   checkpoint::CheckpointReader reader(save_dir + "/checkpoint_best.pt");
-  auto loaded = tasks::load_model(reader);
+  auto loaded = loading::load_model(reader, tasks::describe_model);
   EXPECT_EQ(loaded.meta.task, "toy_tagging");
   EXPECT_EQ(loaded.model->family(), models::kTagging);
   // The loader keeps no archive (the optimizer state) behind the model it returns.
@@ -133,7 +133,9 @@ TEST_F(TaskLayer, ACheckpointOfAnotherTaskIsRefused) {
   std::ostringstream out, log;
   const auto generate = error_of([&] { tasks::run_generate(options, out, log); });
   EXPECT_NE(generate.find(dir + "/parsing.pt: written by task 'parsing'"), std::string::npos) << generate;
-  EXPECT_NE(error_of([&] { tasks::load_model(dir + "/parsing.pt"); }).find("written by task 'parsing'"),
+  EXPECT_NE(error_of([&] {
+              loading::load_model(dir + "/parsing.pt", tasks::describe_model);
+            }).find("written by task 'parsing'"),
             std::string::npos);
 }
 

@@ -11,10 +11,11 @@
 #include <vector>
 
 #include "toolkit/core/error.h"
+#include "toolkit/loading/model_loader.h"
 #include "toolkit/models/model_registry.h"
 #include "toolkit/models/tagging_model.h"
 #include "toolkit/nn/multihead_attention.h"
-#include "toolkit/tasks/model_loader.h"
+#include "toolkit/tasks/recipe.h"
 #include "toolkit/tasks/task_registry.h"
 #include "toolkit/training/task.h"
 
@@ -190,7 +191,7 @@ class ToyTagger : public models::TaggingModel {
 // sentence of word ids per line), space-separated.
 inline void toy_generate(const generation::GenerateOptions& options, checkpoint::CheckpointReader& first,
                          std::ostream& out, std::ostream&) {
-  auto loaded = load_model(first);
+  auto loaded = loading::load_model(first, describe_model);
   auto& tagger = models::as_family<models::TaggingModel>(*loaded.model, "toy generation", models::kTagging);
   std::istringstream lines(options.input);
   for (std::string line; std::getline(lines, line);) {
