@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "toolkit/commands/task_command.h"
 #include "toolkit/core/error.h"
 #include "toolkit/models/model_registry.h"
 #include "toolkit/tasks/task_registry.h"
@@ -26,7 +27,7 @@ std::set<std::string> declared_keys(const std::function<void(core::ConfigSchema&
 
 core::ConfigSchema recipe_schema() {
   core::ConfigSchema schema;
-  schema.add_string("task.name", "translation", "the task: what the data is and what is learned from it",
+  schema.add_string("task.name", commands::kDefaultTask, "the task: what the data is and what is learned from it",
                     task_registry().names());
   for (const auto& name : task_registry().names()) task_registry().get(name).declare_options(schema);
   models::declare_model_options(schema);
