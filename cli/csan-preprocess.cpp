@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "toolkit/commands/task_command_line.h"
+#include "toolkit/commands/task_command_set.h"
 #include "toolkit/core/error.h"
 #include "toolkit/core/temporary_paths.h"
 

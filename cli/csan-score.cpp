@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "toolkit/commands/task_command_line.h"
+#include "toolkit/commands/task_command_set.h"
 #include "toolkit/core/checked_output.h"
 #include "toolkit/core/error.h"
 

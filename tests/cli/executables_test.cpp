@@ -56,7 +56,8 @@ TEST(Executables, EveryProgramRejectsAnUnknownOptionInOneLine) {
 TEST(Executables, HelpShowsEveryTasksOptions) {
   const std::vector<std::pair<std::string, std::vector<std::string>>> expected = {
       {"csan-preprocess", {"--task", "--trainpref", "--spm-model-type", "--vocab-protocol"}},
-      {"csan-score", {"--task", "--tokenize", "--paired-bs", "--train", "--tag-column"}}};
+      {"csan-score", {"--task", "--tokenize", "--paired-bs", "--train", "--tag-column"}},
+      {"csan-generate", {"--path", "--threads", "--beam", "--shortlist", "Tagging checkpoints", "--input"}}};
   for (const auto& [name, options] : expected) {
     const auto r = csan::testing::run({csan::testing::bin(name), "--help"});
     EXPECT_EQ(r.exit_code, 0) << name;

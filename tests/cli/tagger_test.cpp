@@ -280,10 +280,42 @@ TEST(Tagger, TaskMismatchesAreOneErrorLine) {
   const std::string save = make_temp_dir("tagger_mismatch");
   auto r = train("tagger-san.yaml", save, {"--max-epoch", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = run({bin("csan-generate"), "--path", save + "/checkpoint_best.pt", "--data", t.data});
+  const std::string checkpoint = save + "/checkpoint_best.pt";
+  r = run({bin("csan-generate"), "--path", checkpoint});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_TRUE(is_one_line(r.err)) << r.err;
   EXPECT_NE(r.err.find("give --input FILE.conllu"), std::string::npos) << r.err;
+  // The options of translation checkpoints, given with a tagging one: exit 1 and one line
+  // naming the option and the task, before anything is loaded or written.
+  const std::vector<std::pair<std::vector<std::string>, std::string>> translation_options = {
+      {{"--data", t.data}, "--data"},
+      {{"--beam", "2"}, "--beam"},
+      {{"--nbest", "2"}, "--nbest"},
+      {{"--lenpen", "1.5"}, "--lenpen"},
+      {{"--precision", "int8"}, "--precision"},
+      {{"--shortlist", "list.txt"}, "--shortlist"},
+      {{"--sampling"}, "--sampling"},
+      {{"--sampling-topk", "3"}, "--sampling-topk"},
+      {{"--temperature", "0.5"}, "--temperature"},
+      {{"--cpu"}, "--cpu"},
+      {{"--output-format", "plain"}, "--output-format"},
+      {{"-s", "de"}, "--source-lang"}};
+  for (const auto& [extra, option] : translation_options) {
+    std::vector<std::string> argv = {bin("csan-generate"), "--path",         checkpoint,   "--input",
+                                     t.file("test"),       "--results-path", save + "/out"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    r = run(argv);
+    EXPECT_EQ(r.exit_code, 1) << option << "\n" << r.err;
+    EXPECT_EQ(r.err, "csan-generate: error: " + option + ": not an option of task tagging (" + checkpoint +
+                         " is a tagging checkpoint)\n");
+    EXPECT_EQ(r.out, "") << option;
+  }
+  EXPECT_FALSE(fs::exists(save + "/out")) << "a refused generation writes nothing";
+  // Its own options still work: the same file tagged in batches of 4 chunks into a file.
+  r = run({bin("csan-generate"), "--path", checkpoint, "--input", t.file("test"), "--batch-size", "4", "--results-path",
+           save + "/out", "--threads", "1"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(save + "/out/generate-input.conllu"));
   const std::string translation = make_toy_data("tagger_translation_data", 50, 10, 1);
   r = run({bin("csan-train"), recipe("tagger-san.yaml"), "--data", translation, "--save-dir", save + "/x"});
   EXPECT_NE(r.exit_code, 0);

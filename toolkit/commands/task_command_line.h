@@ -5,17 +5,14 @@
 // with it the meaning of the other options, is not known yet; then the own options and
 // the chosen task's section are parsed together. An option that only other tasks have
 // is refused in one line naming it and the task, whether the task's section would have
-// ignored it or not.
+// ignored it or not. (This file knows no task: csan-generate uses it without linking the
+// torch-free tasks' commands, whose scorers load SentencePiece; see task_command_set.h.)
 #pragma once
 
 #include <boost/program_options.hpp>
 #include <functional>
-#include <map>
-#include <memory>
 #include <string>
 #include <vector>
-
-#include "toolkit/commands/task_command.h"
 
 namespace csan::commands {
 
@@ -52,25 +49,5 @@ class TaskCommandLine {
 // --help: the own options, then every task's section.
 std::string task_help(const boost::program_options::options_description& own,
                       const std::vector<const boost::program_options::options_description*>& sections);
-
-// Adds --task NAME (kDefaultTask without it) to `own`.
-void add_task_option(boost::program_options::options_description& own);
-
-// Every registered task's command of one executable (&TaskCommands::preprocess or
-// &TaskCommands::score), one of them chosen by --task.
-class TaskCommandSet {
- public:
-  explicit TaskCommandSet(CommandFactory TaskCommands::*executable);
-
-  // Throws csan::Error "unknown task 'x'; known: a, b" for a task without this command.
-  TaskCommand& get(const std::string& task) const;
-  // Every section, for --help ...
-  std::vector<const boost::program_options::options_description*> sections() const;
-  // ... and those of the tasks other than `task`, whose options it refuses.
-  std::vector<const boost::program_options::options_description*> sections_except(const std::string& task) const;
-
- private:
-  std::map<std::string, std::unique_ptr<TaskCommand>> commands_;
-};
 
 }  // namespace csan::commands

@@ -2,6 +2,7 @@
 
 #include <ATen/Parallel.h>
 
+#include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -34,7 +35,7 @@ struct Taggers {
   TaggingCheckpointData data;
 };
 
-Taggers load_taggers(const generation::GenerateOptions& options, checkpoint::CheckpointReader& first) {
+Taggers load_taggers(const GenerateOptions& options, checkpoint::CheckpointReader& first) {
   Taggers taggers;
   checkpoint::CheckpointMeta first_meta;
   for (size_t i = 0; i < options.paths.size(); ++i) {
@@ -62,7 +63,17 @@ struct ChunkPlace {
 
 }  // namespace
 
-void generate_tags(const generation::GenerateOptions& options, checkpoint::CheckpointReader& first, std::ostream& out,
+std::unique_ptr<boost::program_options::options_description> tagging_generate_options(GenerateOptions& o) {
+  namespace po = boost::program_options;
+  auto section = std::make_unique<po::options_description>(
+      "Tagging checkpoints: csan-generate --path CKPT[:CKPT...] --input FILE.conllu|- [options]");
+  section->add_options()("input", po::value<std::string>(&o.input), "CoNLL-U file to tag, or - for stdin")(
+      "batch-size", po::value<int64_t>(&o.batch_size)->default_value(64), "chunks per batch (0: all at once)")(
+      "results-path", po::value<std::string>(&o.results_path), "write DIR/generate-input.conllu instead of stdout");
+  return section;
+}
+
+void generate_tags(const GenerateOptions& options, checkpoint::CheckpointReader& first, std::ostream& out,
                    std::ostream& log) {
   if (!options.data_dir.empty() || options.input.empty())
     throw Error("a tagging checkpoint tags CoNLL-U: give --input FILE.conllu (or - for stdin), not --data");

@@ -10,7 +10,6 @@
 #include <set>
 
 #include "tests/support/model_fixtures.h"
-#include "toolkit/commands/task_command.h"
 #include "toolkit/core/error.h"
 #include "toolkit/models/model_registry.h"
 #include "toolkit/models/presets.h"
@@ -120,7 +119,6 @@ TEST(Registration, EveryRegisteringFileIsLinked) {
       {"models", "_arch.cpp", [](const std::string& n) { return models::arch_registry().contains(n); }},
       {"nn", "_entry.cpp", [](const std::string& n) { return nn::attention_entry_registry().contains(n); }},
       {"tasks", "_task.cpp", [](const std::string& n) { return tasks::task_registry().contains(n); }},
-      {"commands", "_commands.cpp", [](const std::string& n) { return commands::task_commands().contains(n); }},
   };
   const std::regex registrar(R"re(Registrar<\w+>\s+\w+\(\s*\w+\(\),\s*"([^"]+)")re");
   int files = 0;

@@ -77,7 +77,7 @@ TEST_F(TaskLayer, ATaggingTaskTrainsEndToEndWithEarlyStoppingOnAccuracy) {
   EXPECT_EQ(loaded.model->family(), models::kTagging);
   // The loader keeps no archive (the optimizer state) behind the model it returns.
   EXPECT_NE(error_of([&] { reader.section("optimizer"); }).find("released"), std::string::npos);
-  generation::GenerateOptions options;
+  tasks::GenerateOptions options;
   options.paths = {save_dir + "/checkpoint_best.pt"};
   options.input = "4 5 6 7\n9 10\n";  // the toy generation reads ids from the option text
   std::ostringstream out, log;
@@ -127,7 +127,7 @@ TEST_F(TaskLayer, ACheckpointOfAnotherTaskIsRefused) {
   writer.set_meta(meta);
   writer.set_progress({});
   writer.write(dir + "/parsing.pt");
-  generation::GenerateOptions options;
+  tasks::GenerateOptions options;
   options.paths = {dir + "/parsing.pt"};
   options.input = "-";
   std::ostringstream out, log;
