@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs the Debian packages csan builds against, then makes sure OpenBLAS is the
-# active libblas.so.3 (LibTorch from Debian calls the system BLAS; the reference BLAS
-# is about 25x slower). Idempotent and quiet when everything is already present.
+# Installs the Debian packages csan builds against, makes sure OpenBLAS is the active
+# libblas.so.3 (LibTorch from Debian calls the system BLAS; the reference BLAS is about 25x
+# slower), then builds SentencePiece into .deps/ against the system protobuf
+# (tools/build-sentencepiece.sh). Idempotent and quiet when everything is already present.
 #   tools/install-deps.sh          what the build and the tests need
 #   tools/install-deps.sh --fuzz   also clang and libFuzzer, for tools/fuzz.sh
 #   tools/install-deps.sh --plots  also python3-matplotlib, for tools/plot-curves
@@ -25,12 +26,13 @@ packages=(
   libtorch-dev
   libopenblas0-openmp
   libgloo-dev
-  libsentencepiece-dev
+  libprotobuf-dev protobuf-compiler curl  # tools/build-sentencepiece.sh
   libyaml-cpp-dev
   libboost-program-options-dev
   libgtest-dev
   libtcmalloc-minimal4  # csan-train / csan-generate allocate with it (README, "Memory")
   nlohmann-json3-dev   # tests read the JSON test vectors
+  python3-torch python3-sentencepiece  # tests/interop: csan beside torch and sentencepiece in Python
 )
 if ((fuzz)); then
   # -fsanitize=fuzzer,address,undefined: clang with its sanitizer and libFuzzer runtimes.
@@ -77,3 +79,5 @@ case "$active" in
          "LibTorch would run about 25x slower. Fix: update-alternatives --set $alt $openblas" >&2
     exit 1 ;;
 esac
+
+"$(dirname "$0")/build-sentencepiece.sh"

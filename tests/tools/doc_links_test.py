@@ -1,7 +1,7 @@
-"""The links of the project's Markdown files (README.md, the results files, the docs of
-tools/ and tests/) lead somewhere: a relative path names a file or folder of the tree, and
-a #fragment names a heading of the file it points to (GitHub's anchors). The paths the
-README names in its text (recipes/..., tools/..., toolkit/...) exist too."""
+"""The links of the project's Markdown files (README.md, the pages of docs/, the results
+files) lead somewhere: a relative path names a file or folder of the tree, and a #fragment
+names a heading of the file it points to (GitHub's anchors). The paths the README and the
+docs/ pages name in their text (recipes/..., tools/..., toolkit/...) exist too."""
 import glob
 import os
 import re
@@ -15,9 +15,11 @@ LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)
 
 
 def markdown_files():
-    listed = subprocess.run(["git", "-C", SOURCE_DIR, "ls-files", "*.md"], capture_output=True, text=True)
+    """Tracked Markdown files and new ones not yet added (a page being written is checked too)."""
+    listed = subprocess.run(["git", "-C", SOURCE_DIR, "ls-files", "--cached", "--others", "--exclude-standard", "*.md"],
+                            capture_output=True, text=True)
     if listed.returncode == 0 and listed.stdout.strip():
-        return [os.path.join(SOURCE_DIR, f) for f in listed.stdout.split()]
+        return sorted({os.path.join(SOURCE_DIR, f) for f in listed.stdout.split()})
     found = []  # not a git checkout (a source archive): walk the tree
     for top, dirs, files in os.walk(SOURCE_DIR):
         dirs[:] = [d for d in dirs if not d.startswith((".", "build"))]
@@ -77,6 +79,12 @@ def broken_links(path):
     return broken
 
 
+def documentation_pages():
+    """README.md and every page under docs/: the files whose named paths must exist."""
+    return [os.path.join(SOURCE_DIR, "README.md")] + sorted(glob.glob(os.path.join(SOURCE_DIR, "docs", "**", "*.md"),
+                                                                      recursive=True))
+
+
 NAMED_PATH = re.compile(r"(?<![\w/.-])((?:recipes|tools|tests|toolkit|cli|third_party)/[\w./-]*[\w/-])")
 
 
@@ -122,8 +130,15 @@ class DocLinksTest(unittest.TestCase):
         broken = [b for path in files for b in broken_links(path)]
         self.assertEqual(broken, [], "\n".join(broken))
 
-    def test_every_path_the_readme_names_exists(self):
-        missing = missing_named_paths(os.path.join(SOURCE_DIR, "README.md"))
+    def test_every_docs_page_is_checked(self):
+        files = markdown_files()
+        pages = documentation_pages()
+        self.assertIn(os.path.join(SOURCE_DIR, "docs", "README.md"), pages)
+        for page in pages:
+            self.assertIn(page, files)
+
+    def test_every_path_the_readme_and_the_docs_name_exists(self):
+        missing = [m for page in documentation_pages() for m in missing_named_paths(page)]
         self.assertEqual(missing, [], "\n".join(missing))
 
     def test_a_renamed_path_is_found(self):

@@ -5,8 +5,8 @@
 // with it the meaning of the other options, is not known yet; then the own options and
 // the chosen task's section are parsed together. An option that only other tasks have
 // is refused in one line naming it and the task, whether the task's section would have
-// ignored it or not. (This file knows no task: csan-generate uses it without linking the
-// torch-free tasks' commands, whose scorers load SentencePiece; see task_command_set.h.)
+// ignored it or not. (This file knows no task: the tasks' commands of csan-preprocess and
+// csan-score, chosen by --task, are in task_command_set.h; csan-generate's in the tasks.)
 #pragma once
 
 #include <boost/program_options.hpp>

@@ -14,7 +14,6 @@
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
 #include "toolkit/core/progress.h"
-#include "toolkit/core/remove_tree.h"
 #include "toolkit/data/batching.h"
 #include "toolkit/data/language_pair_dataset.h"
 #include "toolkit/generation/output_format.h"
@@ -23,6 +22,10 @@
 #include "toolkit/generation/shortlist.h"
 #include "toolkit/generation/text_codec.h"
 #include "toolkit/nn/compute_device.h"
+#include "toolkit/scoring/metrics.h"
+#include "toolkit/scoring/report_format.h"
+#include "toolkit/scoring/resampling.h"
+#include "toolkit/text/sentencepiece.h"
 
 namespace fs = std::filesystem;
 
@@ -32,7 +35,6 @@ namespace csan::tasks {
 using generation::EncodedLine;
 using generation::for_each_batch_in_parallel;
 using generation::format_result;
-using generation::IsolatedSentencePiece;
 using generation::kMaxRowsPerBatch;
 using generation::LoadedEnsemble;
 using generation::OutputFormat;
@@ -196,65 +198,23 @@ std::string format_number(double value, int decimals) {
   return buffer;
 }
 
-// Corpus BLEU (sacreBLEU defaults) by csan-score, the executable beside this one. It
-// runs in its own process because the scoring library's SentencePiece tokenizer pulls
-// in libsentencepiece, whose bundled protobuf aborts a process that also loads
-// LibTorch. Returns the "BLEU = ..." text, or "" when csan-score is not there.
-std::string score_with_csan_score(const std::vector<std::string>& hyps, const std::vector<std::string>& refs,
-                                  std::optional<double>& bleu) {
-  std::error_code error;
-  const fs::path self = fs::read_symlink("/proc/self/exe", error);
-  const fs::path scorer = self.parent_path() / "csan-score";
-  if (error || !fs::exists(scorer)) return "";
-  const fs::path dir = fs::temp_directory_path() / ("csan-generate-bleu-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  auto write_lines = [&](const std::string& name, const std::vector<std::string>& lines) {
-    std::string text;
-    for (const auto& l : lines) text += l + "\n";
-    write_file_atomically((dir / name).string(), text);
-  };
-  write_lines("hyp.txt", hyps);
-  write_lines("ref.txt", refs);
-  const std::string command = "'" + scorer.string() + "' '" + (dir / "ref.txt").string() + "' -i '" +
-                              (dir / "hyp.txt").string() + "' -m bleu -w 2 2>/dev/null";
-  std::string json;
-  if (FILE* pipe = ::popen(command.c_str(), "r")) {
-    char buffer[4096];
-    for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) json.append(buffer, n);
-    ::pclose(pipe);
-  }
-  remove_tree(dir.string());
-  // {"name": "BLEU", "score": 12.34, ..., "verbose_score": "..."}
-  auto field = [&](const std::string& key) -> std::string {
-    const size_t at = json.find("\"" + key + "\": ");
-    if (at == std::string::npos) return "";
-    size_t start = at + key.size() + 4, end;
-    if (json[start] == '"') {
-      end = json.find('"', ++start);
-    } else {
-      end = json.find_first_of(",\n}", start);
-    }
-    return end == std::string::npos ? "" : json.substr(start, end - start);
-  };
-  const std::string score = field("score");
-  if (score.empty()) return "";
-  bleu = std::stod(score);
-  return "BLEU = " + score + " " + field("verbose_score");
+// Corpus BLEU with csan-score's defaults (sacreBLEU's: 13a, exp smoothing) as csan-score
+// prints it with -w 2: "BLEU = 12.34 45.6/20.1/9.8/4.5 (BP = ...)"; `bleu` gets the
+// printed score.
+std::string corpus_bleu(const std::vector<std::string>& hyps, const std::vector<std::string>& refs,
+                        std::optional<double>& bleu) {
+  const auto metric = scoring::make_bleu(scoring::BleuOptions{});
+  const scoring::Stats sum = scoring::sum_stats(metric->segment_stats(hyps, {refs}));
+  bleu = scoring::round_to_width(metric->score(sum), 2);
+  return "BLEU = " + scoring::python_repr(*bleu) + " " + metric->verbose(sum);
 }
 
-// The checkpoint's SentencePiece model, when its data has one. Raw input cannot do
-// without it; binarized data only needs it to detokenize, and falls back to joining
-// pieces (with a warning) when the isolated module cannot be loaded.
-std::unique_ptr<IsolatedSentencePiece> load_sentencepiece(const LoadedEnsemble& ensemble,
-                                                          const GenerateOptions& options, std::ostream& log) {
+// The checkpoint's SentencePiece model, when its data has one.
+std::unique_ptr<text::SentencePieceModel> load_sentencepiece(const LoadedEnsemble& ensemble,
+                                                             const GenerateOptions& options) {
   if (!ensemble.sentencepiece()) return nullptr;
-  if (!options.input.empty()) return std::make_unique<IsolatedSentencePiece>(ensemble.spm_model, options.paths[0]);
-  try {
-    return std::make_unique<IsolatedSentencePiece>(ensemble.spm_model, options.paths[0]);
-  } catch (const Error& e) {
-    log << "warning: " << e.what() << "; detokenizing by joining pieces\n";
-    return nullptr;
-  }
+  return std::make_unique<text::SentencePieceModel>(
+      text::SentencePieceModel::from_bytes(ensemble.spm_model, options.paths[0]));
 }
 
 }  // namespace
@@ -294,9 +254,8 @@ GenerateSummary translate(const GenerateOptions& options, const LoadedEnsemble& 
   const OutputFormat format = parse_output_format(options.output_format);
   const std::string src_lang = options.source_lang.empty() ? ensemble.src_lang : options.source_lang;
   const std::string tgt_lang = options.target_lang.empty() ? ensemble.tgt_lang : options.target_lang;
-  const auto sentencepiece = load_sentencepiece(ensemble, options, log);
-  const TextCodec source_codec(ensemble.src_dict, ensemble.sentencepiece(), sentencepiece.get()),
-      target_codec(ensemble.tgt_dict, ensemble.sentencepiece(), sentencepiece.get());
+  const auto sentencepiece = load_sentencepiece(ensemble, options);
+  const TextCodec source_codec(ensemble.src_dict, sentencepiece.get()), target_codec(ensemble.tgt_dict, sentencepiece.get());
   const int64_t max_source = max_source_positions(ensemble);
   const int64_t eos = ensemble.src_dict.eos();
   if (options.search.beam > ensemble.tgt_dict.size())
@@ -400,9 +359,8 @@ GenerateSummary translate(const GenerateOptions& options, const LoadedEnsemble& 
     summary.lines.push_back(std::to_string(summary.truncated) + " source sentence(s) truncated to " +
                             std::to_string(max_source) + " tokens");
   if (!refs.empty()) {
-    const std::string bleu = score_with_csan_score(hyps, refs, summary.bleu);
     summary.lines.push_back("Generate " + subset + " with beam=" + std::to_string(options.search.beam) + ": " +
-                            (bleu.empty() ? std::string("BLEU not computed (csan-score not found)") : bleu));
+                            corpus_bleu(hyps, refs, summary.bleu));
   }
   for (const auto& l : summary.lines) {
     if (format == OutputFormat::Fairseq) {

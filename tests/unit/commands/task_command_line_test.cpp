@@ -106,8 +106,7 @@ TEST(TaskCommands, EveryTaskHasItsPartOfPreprocessAndScore) {
 
 // Each *_commands.cpp is linked by its anchor (CsanComponents.cmake): every task a
 // Registrar there registers is in the registry. (The torch registries' files are checked
-// in test_models; this one stays apart, since its scorers load SentencePiece, which a
-// LibTorch process must not.)
+// in test_models; this torch-free one here, with the rest of toolkit/commands/.)
 TEST(TaskCommands, EveryRegisteringFileIsLinked) {
   const std::regex registrar(R"re(Registrar<TaskCommands>\s+\w+\(\s*task_commands\(\),\s*"([^"]+)")re");
   int files = 0;

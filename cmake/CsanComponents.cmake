@@ -74,18 +74,3 @@ function(csan_use_torch_pch target)
     csan_unity_batches(${target})
   endif()
 endfunction()
-
-# Unity batches for torch targets. GCC finishes every translation unit that saw
-# torch/torch.h by instantiating the templates the header left pending: about 7 s of CPU
-# per file even with the precompiled header, more than most of our files cost themselves.
-# Compiling a target's files in batches of CSAN_UNITY_BATCH pays that once per batch
-# (a clean build on 2 cores: see README). Files keep their own names in anonymous
-# namespaces unique within a folder for this; per-file flags (vector_clones kernels,
-# run_info's version define) keep those files out of the batches.
-option(CSAN_UNITY_BUILD "Compile torch targets in unity batches (faster clean builds)" ON)
-set(CSAN_UNITY_BATCH 8 CACHE STRING "Source files per unity batch")
-function(csan_unity_batches target)
-  if(CSAN_UNITY_BUILD)
-    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${CSAN_UNITY_BATCH})
-  endif()
-endfunction()
