@@ -1,13 +1,13 @@
-#include "toolkit/tasks/inference_checkpoint.h"
+#include "toolkit/loading/inference_checkpoint.h"
 
 #include <sstream>
 
 #include "toolkit/core/error.h"
+#include "toolkit/loading/model_loader.h"
 #include "toolkit/models/encoder_decoder_model.h"
 #include "toolkit/nn/converted_weights.h"
-#include "toolkit/tasks/model_loader.h"
 
-namespace csan::tasks {
+namespace csan::loading {
 
 namespace {
 
@@ -44,14 +44,14 @@ generation::InferencePrecision stored_precision(const checkpoint::CheckpointMeta
 std::string inference_precision_of(const checkpoint::CheckpointMeta& meta) { return meta.get(kPrecisionKey); }
 
 void write_inference_checkpoint(const std::string& input, const std::string& output,
-                                const generation::InferencePrecision& precision) {
+                                const generation::InferencePrecision& precision, const DescribeModel& describe) {
   generation::validate(precision);
   if (precision.name != "bf16" && precision.name != "int8")
     throw Error("--precision: convert-checkpoint writes bf16 or int8");
   checkpoint::CheckpointReader reader(input);
   if (!inference_precision_of(reader.meta()).empty())
     throw Error(input + ": already an inference-only checkpoint (" + inference_precision_of(reader.meta()) + ")");
-  LoadedModel loaded = load_model(reader);
+  LoadedModel loaded = load_model(reader, describe);
   auto& model = encoder_decoder(*loaded.model, input);
   const auto report = generation::convert_for_inference(model, precision, kRecordingToken);
   checkpoint::CheckpointMeta meta = reader.meta();
@@ -92,4 +92,4 @@ void restore_inference_checkpoint(models::Model& model, checkpoint::CheckpointRe
   }
 }
 
-}  // namespace csan::tasks
+}  // namespace csan::loading

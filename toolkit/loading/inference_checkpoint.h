@@ -10,9 +10,10 @@
 
 #include "toolkit/checkpoint/checkpoint.h"
 #include "toolkit/generation/inference_precision.h"
+#include "toolkit/loading/model_loader.h"
 #include "toolkit/models/model.h"
 
-namespace csan::tasks {
+namespace csan::loading {
 
 // "" for a training checkpoint, else the precision its projections are stored in.
 std::string inference_precision_of(const checkpoint::CheckpointMeta& meta);
@@ -20,7 +21,7 @@ std::string inference_precision_of(const checkpoint::CheckpointMeta& meta);
 // Loads `input` (a training checkpoint of an encoder-decoder model), converts it and
 // writes `output` atomically. Throws csan::Error naming the file or option.
 void write_inference_checkpoint(const std::string& input, const std::string& output,
-                                const generation::InferencePrecision& precision);
+                                const generation::InferencePrecision& precision, const DescribeModel& describe);
 
 // For the checkpoint loader: converts a freshly built `model` the way `reader`'s was,
 // so that its stored tensors fit (before CheckpointReader::load_model) ...
@@ -28,4 +29,4 @@ void prepare_for_inference_checkpoint(models::Model& model, checkpoint::Checkpoi
 // ... and restores the int8 scales afterwards.
 void restore_inference_checkpoint(models::Model& model, checkpoint::CheckpointReader& reader);
 
-}  // namespace csan::tasks
+}  // namespace csan::loading
