@@ -55,15 +55,12 @@ done
 
 echo
 printf '%-15s %12s %12s %8s %16s\n' benchmark "old tok/s" "new tok/s" new/old "range (rounds)"
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 for i in "${!names[@]}"; do
-  paste -d' ' <(awk -v c=$((i + 1)) '{ print $c }' "$work/old") <(awk -v c=$((i + 1)) '{ print $c }' "$work/new") |
-    sort -t' ' -k1,1 | awk -v name="${names[$i]}" '
-      { old[NR] = $1; new[NR] = $2; ratio[NR] = $2 / $1 }
-      END {
-        n = asort(ratio, sorted); median = (n % 2) ? sorted[(n + 1) / 2] : (sorted[n / 2] + sorted[n / 2 + 1]) / 2
-        asort(old); asort(new)
-        mo = (n % 2) ? old[(n + 1) / 2] : (old[n / 2] + old[n / 2 + 1]) / 2
-        mn = (n % 2) ? new[(n + 1) / 2] : (new[n / 2] + new[n / 2 + 1]) / 2
-        printf "%-15s %12.0f %12.0f %8.3f %7.3f-%.3f\n", name, mo, mn, median, sorted[1], sorted[n]
-      }'
+  column=$((i + 1))
+  old_rates=$(awk -v c=$column '{ print $c }' "$work/old")
+  new_rates=$(awk -v c=$column '{ print $c }' "$work/new")
+  ratios=$(paste -d' ' <(echo "$old_rates") <(echo "$new_rates") | awk '{ print $2 / $1 }' | sort -g)
+  printf '%-15s %12.0f %12.0f %8.3f %7.3f-%.3f\n' "${names[$i]}" "$(echo "$old_rates" | median)" \
+    "$(echo "$new_rates" | median)" "$(echo "$ratios" | median)" "$(echo "$ratios" | head -1)" "$(echo "$ratios" | tail -1)"
 done
