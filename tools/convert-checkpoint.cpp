@@ -1,6 +1,6 @@
 // convert-checkpoint: an inference-only copy of a translation checkpoint with its
 // projections stored in int8 (per-row scales) or bf16, which csan-generate loads
-// directly (toolkit/tasks/inference_checkpoint.h). Training refuses the result.
+// directly (toolkit/loading/inference_checkpoint.h). Training refuses the result.
 //   convert-checkpoint --input checkpoint_best.pt --output model.int8.pt --precision int8
 //                      [--quantize-skip decoder.output_projection ...]
 #include <boost/program_options.hpp>
@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "toolkit/core/error.h"
-#include "toolkit/tasks/inference_checkpoint.h"
+#include "toolkit/loading/inference_checkpoint.h"
+#include "toolkit/nn/precision.h"
+#include "toolkit/tasks/recipe.h"
 
 namespace po = boost::program_options;
 
@@ -40,7 +42,7 @@ int convert_main(int argc, char** argv) {
   if (output.empty()) throw csan::Error("missing --output FILE");
   if (precision_name.empty()) throw csan::Error("missing --precision int8|bf16");
   precision.precision = csan::nn::parse_precision(precision_name, "--precision");
-  csan::tasks::write_inference_checkpoint(input, output, precision);
+  csan::loading::write_inference_checkpoint(input, output, precision, csan::tasks::describe_model);
   std::cerr << "convert-checkpoint: " << output << " (" << precision_name << ", "
             << std::filesystem::file_size(output) / 1024 << " KiB; " << input << ": "
             << std::filesystem::file_size(input) / 1024 << " KiB)\n";

@@ -34,6 +34,9 @@ packages=(
   nlohmann-json3-dev   # safetensors headers (checkpoints); the tests read the JSON test vectors
   python3-torch python3-sentencepiece python3-numpy  # tests/interop: csan beside torch and sentencepiece
                                                      # in Python; safetensors files read by numpy
+  # The Python package (python/): built with pybind11 against Debian's Python, installed
+  # by pip without downloading a build backend, tested by pytest.
+  python3-dev pybind11-dev python3-setuptools python3-pip python3-venv python3-pytest
 )
 if ((fuzz)); then
   # -fsanitize=fuzzer,address,undefined: clang with its sanitizer and libFuzzer runtimes.

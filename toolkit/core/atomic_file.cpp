@@ -198,7 +198,11 @@ std::vector<std::string> remove_stale_temporaries(const std::string& path) {
 
 std::string read_file(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
+  if (fd < 0) {
+    const int error = errno;
+    throw Error(path + ": cannot open: " + std::strerror(error),
+                error == ENOENT ? ErrorKind::missing_file : ErrorKind::general);
+  }
   // A directory opens fine and then fails every read; std::ifstream reads it as empty.
   struct stat st {};
   const bool known = ::fstat(fd, &st) == 0;

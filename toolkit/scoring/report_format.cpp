@@ -12,7 +12,7 @@
 namespace csan::scoring {
 
 std::string format_fixed(double value, int width) {
-  if (width < 0) throw Error("--width must not be negative (got " + std::to_string(width) + ")");
+  if (width < 0) throw Error("--width must not be negative (got " + std::to_string(width) + ")", ErrorKind::bad_option);
   const int size = std::snprintf(nullptr, 0, "%.*f", width, value);
   std::string out(static_cast<std::size_t>(size), '\0');
   std::snprintf(out.data(), out.size() + 1, "%.*f", width, value);

@@ -17,7 +17,8 @@
 #include "tests/support/text_files.h"
 #include "toolkit/checkpoint/checkpoint.h"
 #include "toolkit/core/remove_tree.h"
-#include "toolkit/tasks/model_loader.h"
+#include "toolkit/loading/model_loader.h"
+#include "toolkit/tasks/recipe.h"
 
 namespace fs = std::filesystem;
 using csan::testing::slurp;
@@ -104,7 +105,7 @@ std::string Resume::root_;
 
 // The named parameters and buffers of the model in a checkpoint.
 std::map<std::string, torch::Tensor> weights(const std::string& checkpoint) {
-  auto loaded = tasks::load_model(checkpoint);
+  auto loaded = loading::load_model(checkpoint, tasks::describe_model);
   std::map<std::string, torch::Tensor> out;
   for (const auto& p : loaded.model->named_parameters()) out[p.key()] = p.value().detach().clone();
   return out;

@@ -1,4 +1,4 @@
-#include "toolkit/tasks/checkpoint_averaging.h"
+#include "toolkit/loading/checkpoint_averaging.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -6,12 +6,12 @@
 
 #include "toolkit/checkpoint/checkpoint.h"
 #include "toolkit/core/error.h"
-#include "toolkit/tasks/model_loader.h"
+#include "toolkit/loading/model_loader.h"
 #include "toolkit/training/recipe_compat.h"
 
 namespace fs = std::filesystem;
 
-namespace csan::tasks {
+namespace csan::loading {
 
 std::vector<std::string> last_checkpoints(const std::string& dir, int64_t count, bool by_updates, int64_t upper_bound) {
   if (!fs::is_directory(dir)) throw Error(dir + ": no such checkpoint directory");
@@ -77,18 +77,19 @@ std::string model_difference(const LoadedModel& a, const LoadedModel& b) {
 
 }  // namespace
 
-void average_checkpoints(const std::vector<std::string>& inputs, const std::string& output) {
+void average_checkpoints(const std::vector<std::string>& inputs, const std::string& output,
+                         const DescribeModel& describe) {
   if (inputs.empty()) throw Error("no checkpoints to average");
   check_paths(inputs, output);
   checkpoint::CheckpointReader first(inputs[0]);
-  const LoadedModel average = load_model(first);
+  const LoadedModel average = load_model(first, describe);
   torch::NoGradGuard no_grad;
   // Sums in double: averaging many float32 checkpoints should not lose digits.
   auto params = average.model->named_parameters(/*recurse=*/true);
   std::vector<torch::Tensor> sums;
   for (const auto& p : params) sums.push_back(p.value().to(torch::kDouble));
   for (size_t i = 1; i < inputs.size(); ++i) {
-    const LoadedModel loaded = load_model(inputs[i]);
+    const LoadedModel loaded = load_model(inputs[i], describe);
     const std::string difference = model_difference(average, loaded);
     if (!difference.empty()) throw Error(inputs[i] + ": not the same model as " + inputs[0] + " (" + difference + ")");
     auto other = loaded.model->named_parameters(/*recurse=*/true);
@@ -103,4 +104,4 @@ void average_checkpoints(const std::vector<std::string>& inputs, const std::stri
   writer.write(output);
 }
 
-}  // namespace csan::tasks
+}  // namespace csan::loading

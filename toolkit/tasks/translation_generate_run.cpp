@@ -1,4 +1,4 @@
-#include "toolkit/generation/generate_run.h"
+#include "toolkit/tasks/translation_generate_run.h"
 
 #include <ATen/Parallel.h>
 #include <unistd.h>
@@ -29,7 +29,23 @@
 
 namespace fs = std::filesystem;
 
-namespace csan::generation {
+namespace csan::tasks {
+
+// The search machinery this run drives (toolkit/generation/).
+using generation::EncodedLine;
+using generation::for_each_batch_in_parallel;
+using generation::format_result;
+using generation::kMaxRowsPerBatch;
+using generation::LoadedEnsemble;
+using generation::OutputFormat;
+using generation::parse_output_format;
+using generation::resolve_parallel_batches;
+using generation::SentenceResult;
+using generation::SequenceGenerator;
+using generation::Shortlist;
+using generation::SpecialTokens;
+using generation::TextCodec;
+using generation::truncate_source;
 
 namespace {
 
@@ -358,4 +374,4 @@ GenerateSummary translate(const GenerateOptions& options, const LoadedEnsemble& 
   return summary;
 }
 
-}  // namespace csan::generation
+}  // namespace csan::tasks

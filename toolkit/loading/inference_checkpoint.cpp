@@ -1,13 +1,13 @@
-#include "toolkit/tasks/inference_checkpoint.h"
+#include "toolkit/loading/inference_checkpoint.h"
 
 #include <sstream>
 
 #include "toolkit/core/error.h"
+#include "toolkit/loading/model_loader.h"
 #include "toolkit/models/encoder_decoder_model.h"
 #include "toolkit/nn/projection_kind.h"
-#include "toolkit/tasks/model_loader.h"
 
-namespace csan::tasks {
+namespace csan::loading {
 
 namespace {
 
@@ -50,14 +50,14 @@ std::optional<generation::InferencePrecision> inference_precision_of(const check
 }
 
 void write_inference_checkpoint(const std::string& input, const std::string& output,
-                                const generation::InferencePrecision& precision) {
+                                const generation::InferencePrecision& precision, const DescribeModel& describe) {
   generation::validate(precision);
   const nn::ProjectionKind& kind = nn::projection_kind(precision.precision);
   if (!kind.restore) throw Error("--precision: convert-checkpoint writes " + checkpointable_precisions());
   checkpoint::CheckpointReader reader(input);
   if (const auto stored = inference_precision_of(reader))
     throw Error(input + ": already an inference-only checkpoint (" + nn::precision_name(stored->precision) + ")");
-  LoadedModel loaded = load_model(reader);
+  LoadedModel loaded = load_model(reader, describe);
   auto& model = encoder_decoder(*loaded.model, input);
   generation::convert_for_inference(model, precision);
   checkpoint::CheckpointMeta meta = reader.meta();
@@ -114,4 +114,4 @@ void restore_inference_checkpoint(models::Model& model, checkpoint::CheckpointRe
   }
 }
 
-}  // namespace csan::tasks
+}  // namespace csan::loading

@@ -12,9 +12,10 @@
 
 #include "toolkit/checkpoint/checkpoint.h"
 #include "toolkit/generation/inference_precision.h"
+#include "toolkit/loading/model_loader.h"
 #include "toolkit/models/model.h"
 
-namespace csan::tasks {
+namespace csan::loading {
 
 // None for a training checkpoint, else the precision its projections are stored in and
 // the layers its --quantize-skip kept fp32. Throws csan::Error naming the file when the
@@ -24,7 +25,7 @@ std::optional<generation::InferencePrecision> inference_precision_of(const check
 // Loads `input` (a training checkpoint of an encoder-decoder model), converts it and
 // writes `output` atomically. Throws csan::Error naming the file or option.
 void write_inference_checkpoint(const std::string& input, const std::string& output,
-                                const generation::InferencePrecision& precision);
+                                const generation::InferencePrecision& precision, const DescribeModel& describe);
 
 // For the checkpoint loader: gives a freshly built `model` the converted projections'
 // stored types, so that `reader`'s stored tensors fit (before CheckpointReader::load_model;
@@ -33,4 +34,4 @@ void prepare_for_inference_checkpoint(models::Model& model, checkpoint::Checkpoi
 // ... and afterwards makes each loaded weight (with its int8 scales) its projection's kernel.
 void restore_inference_checkpoint(models::Model& model, checkpoint::CheckpointReader& reader);
 
-}  // namespace csan::tasks
+}  // namespace csan::loading

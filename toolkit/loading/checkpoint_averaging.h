@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
-namespace csan::tasks {
+#include "toolkit/loading/model_loader.h"
+
+namespace csan::loading {
 
 // The newest `count` epoch checkpoints (checkpointN.pt) or, with by_updates, update
 // checkpoints (checkpoint_E_U.pt) of `dir`, newest first; with upper_bound >= 0 only
@@ -19,6 +21,7 @@ std::vector<std::string> last_checkpoints(const std::string& dir, int64_t count,
 // file for a missing or corrupt input, or one of another task, model or vocabulary
 // (schedule settings such as max_update may differ), a directory, and an output that is
 // one of the inputs (checked before anything is loaded).
-void average_checkpoints(const std::vector<std::string>& inputs, const std::string& output);
+void average_checkpoints(const std::vector<std::string>& inputs, const std::string& output,
+                         const DescribeModel& describe);
 
-}  // namespace csan::tasks
+}  // namespace csan::loading
