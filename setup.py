@@ -1,8 +1,9 @@
 """Builds the csan Python package for pip: the pure-Python modules of python/csan plus the
-extension csan._native, which the project's CMake build makes (target csan_python).
+extensions csan._native (the scorer) and csan._inference (the models), which the project's
+CMake build makes (targets csan_python and csan_python_inference).
 
 The CMake build folder is $CSAN_BUILD_DIR, by default build/ (tools/build.sh's): an
-existing one is reused (only the extension and the two libraries it needs are built);
+existing one is reused (only the extensions and the libraries they need are built);
 otherwise it is configured for the Python running pip. setuptools' own files go inside
 it, so the source tree stays clean.
 """
@@ -31,15 +32,19 @@ def project_version() -> str:
 
 
 class CMakeExtension(build_ext):
-    """Builds csan._native with CMake instead of compiling sources itself."""
+    """Builds csan's extensions with CMake instead of compiling sources itself."""
+
+    TARGETS = {"csan._native": "csan_python", "csan._inference": "csan_python_inference"}
 
     def build_extension(self, ext: Extension) -> None:
         if not (BUILD / "CMakeCache.txt").exists():
             configure = ["cmake", "-S", str(ROOT), "-B", str(BUILD), "-DCMAKE_BUILD_TYPE=Release"]
             subprocess.run(configure + [f"-DPython_EXECUTABLE={sys.executable}"], check=True)
         jobs = str(os.cpu_count() or 1)
-        subprocess.run(["cmake", "--build", str(BUILD), "--target", "csan_python", "--parallel", jobs], check=True)
-        built = BUILD / "python" / "csan" / ("_native" + sysconfig.get_config_var("EXT_SUFFIX"))
+        target_name = self.TARGETS[ext.name]
+        subprocess.run(["cmake", "--build", str(BUILD), "--target", target_name, "--parallel", jobs], check=True)
+        module = ext.name.split(".")[-1]
+        built = BUILD / "python" / "csan" / (module + sysconfig.get_config_var("EXT_SUFFIX"))
         if not built.exists():
             raise RuntimeError(
                 f"{built} was not built: {BUILD} is configured for another Python than {sys.executable} "
@@ -53,7 +58,7 @@ class CMakeExtension(build_ext):
 SETUPTOOLS_DIR.mkdir(parents=True, exist_ok=True)
 setup(
     version=project_version(),
-    ext_modules=[Extension("csan._native", sources=[])],
+    ext_modules=[Extension(name, sources=[]) for name in CMakeExtension.TARGETS],
     cmdclass={"build_ext": CMakeExtension},
     options={"build": {"build_base": str(SETUPTOOLS_DIR)}, "egg_info": {"egg_base": str(SETUPTOOLS_DIR)}},
 )

@@ -13,7 +13,7 @@ import pytest
 
 import csan
 import csan.metrics
-from csan import _native
+from csan import _inference, _native
 
 
 def public_objects():
@@ -48,11 +48,14 @@ def test_help_text() -> None:
     assert "BLEUScore" in text
 
 
-def test_stub_covers_the_extension() -> None:
-    stub = (Path(csan.__file__).parent / "_native.pyi").read_text(encoding="utf-8")
+@pytest.mark.parametrize("extension", [_native, _inference], ids=["_native", "_inference"])
+def test_stub_covers_the_extension(extension) -> None:
+    name = extension.__name__.split(".")[-1]
+    stub = (Path(csan.__file__).parent / f"{name}.pyi").read_text(encoding="utf-8")
     declared = set(re.findall(r"^(?:class|def) (\w+)|^(\w+):", stub, re.M))
     names = {a or b for a, b in declared}
-    exported = {name for name in dir(_native) if not name.startswith("_")}
+    exported = {name for name in dir(extension) if not name.startswith("_")}
     assert exported - names == set()
-    assert "__version__" in names
+    if extension is _native:
+        assert "__version__" in names
     assert (Path(csan.__file__).parent / "py.typed").exists()

@@ -156,7 +156,7 @@ void CheckpointWriter::write(const std::string& path) {
 }
 
 CheckpointReader::CheckpointReader(const std::string& path) : path_(path) {
-  if (!std::filesystem::exists(path)) throw Error(path + ": no such checkpoint");
+  if (!std::filesystem::exists(path)) throw Error(path + ": no such checkpoint", ErrorKind::missing_file);
   // The file is read where it lies (a map) rather than copied into the heap, and each part
   // LibTorch has copied out is let go at once: a training checkpoint is mostly optimizer
   // state, and a whole copy of it beside the loaded archive doubled the peak memory of
@@ -236,7 +236,9 @@ CheckpointReader::CheckpointReader(const std::string& path) : path_(path) {
   }
 }
 
-void CheckpointReader::fail(const std::string& what) const { throw Error(path_ + ": " + what); }
+void CheckpointReader::fail(const std::string& what) const {
+  throw Error(path_ + ": " + what, ErrorKind::corrupt_checkpoint);
+}
 
 namespace {
 

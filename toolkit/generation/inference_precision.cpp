@@ -41,13 +41,15 @@ void validate(const InferencePrecision& p) {
   const std::string name = nn::precision_name(p.precision);
   if (!kind.on_cpu && !torch::cuda::is_available())
     throw Error("--precision: " + name + " needs a CUDA device; CPU decoding takes " +
-                precisions_where([](const nn::ProjectionKind& k) { return k.on_cpu; }));
+                precisions_where([](const nn::ProjectionKind& k) { return k.on_cpu; }),
+                ErrorKind::bad_option);
   if (!p.quantize_skip.empty() && !kind.convert)
     throw Error("--quantize-skip: only with --precision " +
                 precisions_where([](const nn::ProjectionKind& k) { return bool(k.convert); }) + " (every layer is " +
-                name + " already)");
+                    name + " already)",
+                ErrorKind::bad_option);
   for (const auto& s : p.quantize_skip)
-    if (s.empty()) throw Error("--quantize-skip: empty layer name");
+    if (s.empty()) throw Error("--quantize-skip: empty layer name", ErrorKind::bad_option);
 }
 
 std::string missing_cpu_flag_warning(nn::Precision precision, bool has_flag) {

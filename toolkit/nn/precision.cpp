@@ -23,8 +23,8 @@ Precision parse_precision(const std::string& text, const std::string& option) {
   for (const Precision p : kPrecisions)
     if (text == precision_name(p)) return p;
   // Training's mixed precision has a name decoding does not take.
-  if (text == "amp") throw Error(option + ": amp is for training; GPU decoding takes fp16 or bf16");
-  throw Error(option + ": unknown value '" + text + "' (" + projection_kinds().known() + ")");
+  if (text == "amp") throw Error(option + ": amp is for training; GPU decoding takes fp16 or bf16", ErrorKind::bad_option);
+  throw Error(option + ": unknown value '" + text + "' (" + projection_kinds().known() + ")", ErrorKind::bad_option);
 }
 
 }  // namespace csan::nn

@@ -68,42 +68,52 @@ std::unique_ptr<po::options_description> translation_generate_options(GenerateOp
   return section;
 }
 
-void generate_translations(const GenerateOptions& options, checkpoint::CheckpointReader& first, std::ostream& out,
-                           std::ostream& log) {
-  validate_generate_options(options);
+DecodingModels load_for_decoding(const std::vector<std::string>& paths,
+                                 const generation::InferencePrecision& requested, bool cpu,
+                                 checkpoint::CheckpointReader& first, std::ostream& log) {
   // An inference-only checkpoint decodes as it was written: in its precision, with the
   // layers its --quantize-skip kept fp32 (--precision and --quantize-skip may repeat them;
   // the defaults follow them).
-  GenerateOptions effective = options;
+  DecodingModels loaded;
+  loaded.precision = requested;
   if (const auto stored = loading::inference_precision_of(first)) {
     const std::string name = nn::precision_name(stored->precision);
-    if (options.precision.precision != nn::Precision::fp32 && options.precision.precision != stored->precision)
-      throw Error(std::string("--precision ") + nn::precision_name(options.precision.precision) + ": " + first.path() +
+    if (requested.precision != nn::Precision::fp32 && requested.precision != stored->precision)
+      throw Error(std::string("--precision ") + nn::precision_name(requested.precision) + ": " + first.path() +
                   " is an inference-only " + name + " checkpoint (leave --precision out or give " + name + ")");
-    if (!options.precision.quantize_skip.empty() && options.precision.quantize_skip != stored->quantize_skip) {
+    if (!requested.quantize_skip.empty() && requested.quantize_skip != stored->quantize_skip) {
       std::string written;
       for (const auto& layer : stored->quantize_skip) written += " " + layer;
       throw Error("--quantize-skip: " + first.path() + " is an inference-only checkpoint written with " +
                   (written.empty() ? std::string("no --quantize-skip") : "--quantize-skip" + written) +
                   " (leave --quantize-skip out)");
     }
-    effective.precision = *stored;
+    loaded.precision = *stored;
   }
   // Products of a precision that exists only on the CPU (int8): a GPU machine decodes
   // there by itself.
-  const nn::Precision precision = effective.precision.precision;
+  const nn::Precision precision = loaded.precision.precision;
   const bool cpu_only = !nn::projection_kind(precision).on_cuda;
-  const torch::Device device = nn::compute_device(options.cpu || cpu_only);
-  if (cpu_only && !options.cpu && torch::cuda::is_available())
+  const torch::Device device = nn::compute_device(cpu || cpu_only);
+  if (cpu_only && !cpu && torch::cuda::is_available())
     log << nn::precision_name(precision) << ": decoding on the CPU (" << nn::precision_name(precision)
         << " products are CPU-only)\n";
   if (!device.is_cpu()) log << "decoding on " << nn::describe_device(device) << "\n";
-  const auto ensemble = load_translation_ensemble(options.paths, &first, device);
-  generation::convert_ensemble(ensemble.models, effective.precision, log);
+  loaded.ensemble = load_translation_ensemble(paths, &first, device);
+  generation::convert_ensemble(loaded.ensemble.models, loaded.precision, log);
   // Loading and conversion left freed blocks (the archive's copies, the fp32 forms of
   // converted weights) that decoding's buffers do not fit; csan-generate never trims.
   core::release_free_heap_pages();
-  translate(effective, ensemble, out, log);
+  return loaded;
+}
+
+void generate_translations(const GenerateOptions& options, checkpoint::CheckpointReader& first, std::ostream& out,
+                           std::ostream& log) {
+  validate_generate_options(options);
+  const DecodingModels loaded = load_for_decoding(options.paths, options.precision, options.cpu, first, log);
+  GenerateOptions effective = options;
+  effective.precision = loaded.precision;
+  translate(effective, loaded.ensemble, out, log);
 }
 
 generation::LoadedEnsemble load_translation_ensemble(const std::vector<std::string>& paths,

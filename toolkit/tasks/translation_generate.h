@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "toolkit/checkpoint/checkpoint.h"
+#include "toolkit/generation/inference_precision.h"
 #include "toolkit/generation/loaded_ensemble.h"
 #include "toolkit/tasks/generate.h"
 
@@ -25,6 +26,20 @@ std::unique_ptr<boost::program_options::options_description> translation_generat
 // input (naming the option, file or line).
 void generate_translations(const GenerateOptions& options, checkpoint::CheckpointReader& first, std::ostream& out,
                            std::ostream& log);
+
+// Models ready to decode with and the precision they decode in.
+struct DecodingModels {
+  generation::LoadedEnsemble ensemble;
+  generation::InferencePrecision precision;  // the requested one, or an inference checkpoint's own
+};
+
+// Loads `paths` (an ensemble; `first` is paths[0] already open) for decoding in `requested`
+// precision: on the CPU when `cpu` or the precision runs only there, else on the GPU when
+// there is one; an inference-only checkpoint decodes in its own precision (another one is
+// an error naming the file). Converts the models and logs what it did to `log`.
+DecodingModels load_for_decoding(const std::vector<std::string>& paths,
+                                 const generation::InferencePrecision& requested, bool cpu,
+                                 checkpoint::CheckpointReader& first, std::ostream& log);
 
 // Translation models and their data from checkpoints (several: an ensemble, which must
 // share the dictionaries). `first`, when given, is paths[0] already open. Throws

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -14,11 +13,9 @@
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
 #include "toolkit/core/progress.h"
-#include "toolkit/data/batching.h"
 #include "toolkit/data/language_pair_dataset.h"
+#include "toolkit/generation/batch_translator.h"
 #include "toolkit/generation/output_format.h"
-#include "toolkit/generation/parallel_batches.h"
-#include "toolkit/generation/sequence_generator.h"
 #include "toolkit/generation/shortlist.h"
 #include "toolkit/generation/text_codec.h"
 #include "toolkit/nn/compute_device.h"
@@ -33,17 +30,12 @@ namespace csan::tasks {
 
 // The search machinery this run drives (toolkit/generation/).
 using generation::EncodedLine;
-using generation::for_each_batch_in_parallel;
 using generation::format_result;
-using generation::kMaxRowsPerBatch;
 using generation::LoadedEnsemble;
 using generation::OutputFormat;
 using generation::parse_output_format;
-using generation::resolve_parallel_batches;
 using generation::SentenceResult;
-using generation::SequenceGenerator;
 using generation::Shortlist;
-using generation::SpecialTokens;
 using generation::TextCodec;
 using generation::truncate_source;
 
@@ -84,99 +76,44 @@ class ResultSink {
   std::unique_ptr<AtomicFile> file_;
 };
 
-torch::Tensor to_matrix(const std::vector<const std::vector<int64_t>*>& rows, int64_t width, int64_t pad) {
-  auto m = torch::full({static_cast<int64_t>(rows.size()), width}, pad, torch::kLong);
-  auto a = m.accessor<int64_t, 2>();
-  for (size_t i = 0; i < rows.size(); ++i)
-    for (int64_t t = 0; t < std::min<int64_t>(width, static_cast<int64_t>(rows[i]->size())); ++t)
-      a[static_cast<int64_t>(i)][t] = (*rows[i])[t];
-  return m;
-}
-
-class Translator {
+// Translates chunks of pending sentences with the batch translator, keeping their texts
+// for the printed results and the summary's counts.
+class ChunkTranslator {
  public:
-  Translator(const GenerateOptions& options, const LoadedEnsemble& ensemble) : options_(options), ensemble_(ensemble) {
-    if (!options.shortlist.empty())
-      shortlist_ =
-          std::make_unique<Shortlist>(Shortlist::load(options.shortlist, ensemble.src_dict, ensemble.tgt_dict));
-  }
+  ChunkTranslator(const GenerateOptions& options, const LoadedEnsemble& ensemble)
+      : shortlist_(options.shortlist.empty()
+                       ? nullptr
+                       : std::make_unique<Shortlist>(
+                             Shortlist::load(options.shortlist, ensemble.src_dict, ensemble.tgt_dict))),
+        translator_(ensemble, options.search,
+                    generation::BatchLimits{options.batch_size, options.max_tokens, options.parallel_batches},
+                    shortlist_.get()) {}
 
   // Translates `chunk`; results in the chunk's order.
   std::vector<SentenceResult> translate(std::vector<Pending>& chunk, GenerateSummary& summary) {
+    std::vector<generation::SourceSentence> sentences(chunk.size());
+    for (size_t i = 0; i < chunk.size(); ++i) {
+      sentences[i].src = std::move(chunk[i].src);
+      if (chunk[i].ref) sentences[i].forced = std::move(*chunk[i].ref);
+    }
+    auto hypotheses = translator_.translate(sentences);
     std::vector<SentenceResult> results(chunk.size());
-    std::vector<int64_t> order;
-    std::vector<int32_t> sizes(chunk.size());
     for (size_t i = 0; i < chunk.size(); ++i) {
       results[i].id = chunk[i].id;
       results[i].source = std::move(chunk[i].source_text);
       results[i].reference = std::move(chunk[i].reference_text);
-      sizes[i] = static_cast<int32_t>(chunk[i].src.size());
-      if (chunk[i].src.size() > 1) order.push_back(static_cast<int64_t>(i));  // empty inputs stay empty
-    }
-    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return sizes[a] < sizes[b]; });
-    // A large beam translates fewer sentences at once (kMaxRowsPerBatch rows of caches).
-    const int64_t by_rows = std::max<int64_t>(1, kMaxRowsPerBatch / options_.search.beam);
-    const int64_t sentences = options_.batch_size > 0 ? std::min(options_.batch_size, by_rows) : by_rows;
-    const auto batches = data::batch_by_size(order, sizes, sizes, {options_.max_tokens, sentences, 1});
-    const int64_t count = static_cast<int64_t>(batches.size());
-    // One GPU runs one batch at a time best: concurrent searches only queue its kernels.
-    const bool on_gpu = !nn::device_of(*ensemble_.models.front()).is_cpu();
-    const int64_t workers =
-        resolve_parallel_batches(on_gpu && options_.parallel_batches == 0 ? 1 : options_.parallel_batches, count);
-    while (static_cast<int64_t>(generators_.size()) < workers) generators_.push_back(make_generator());
-    summary.most_parallel_batches = std::max(summary.most_parallel_batches, workers);
-    const auto start = std::chrono::steady_clock::now();
-    for_each_batch_in_parallel(count, workers, [&](int64_t worker, int64_t index) {
-      const auto& batch = batches[static_cast<size_t>(index)];
-      SequenceGenerator& generator = *generators_[static_cast<size_t>(worker)];
-      std::vector<const std::vector<int64_t>*> src, prefix;
-      std::vector<int64_t> lengths;
-      int64_t width = 0;
-      for (int64_t i : batch) {
-        src.push_back(&chunk[i].src);
-        lengths.push_back(static_cast<int64_t>(chunk[i].src.size()));
-        width = std::max(width, lengths.back());
-        if (chunk[i].ref) prefix.push_back(&*chunk[i].ref);
-      }
-      torch::Tensor forced;
-      if (options_.search.prefix_size > 0) forced = to_matrix(prefix, options_.search.prefix_size, pad());
-      // Numbered across chunks, so a sampled batch draws the same wherever it runs.
-      generator.reseed(options_.search.seed + static_cast<uint64_t>(batches_before_ + index));
-      const torch::Tensor src_tokens = to_matrix(src, width, pad());
-      if (shortlist_) {
-        // Forced prefix tokens must stay reachable whatever the shortlist says.
-        std::vector<int64_t> forced_ids;
-        const size_t forced_length = static_cast<size_t>(options_.search.prefix_size);
-        for (const auto* p : prefix)
-          forced_ids.insert(forced_ids.end(), p->begin(), p->begin() + std::min(forced_length, p->size()));
-        generator.set_output_vocabulary(shortlist_->vocabulary_for(src_tokens, forced_ids), ensemble_.tgt_dict.size());
-      }
-      auto hyps = generator.generate(src_tokens, torch::tensor(lengths), forced);
-      for (size_t b = 0; b < batch.size(); ++b) results[batch[b]].hypotheses = std::move(hyps[b]);
-    });
-    batches_before_ += count;
-    summary.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    for (const auto& r : results) {
+      results[i].hypotheses = std::move(hypotheses[i]);
       ++summary.sentences;
-      if (!r.hypotheses.empty()) summary.tokens += static_cast<int64_t>(r.hypotheses[0].tokens.size());
+      if (!results[i].hypotheses.empty()) summary.tokens += static_cast<int64_t>(results[i].hypotheses[0].tokens.size());
     }
+    summary.seconds = translator_.seconds();
+    summary.most_parallel_batches = translator_.most_parallel_batches();
     return results;
   }
 
  private:
-  int64_t pad() const { return ensemble_.tgt_dict.pad(); }
-
-  std::unique_ptr<SequenceGenerator> make_generator() const {
-    const auto& d = ensemble_.tgt_dict;
-    return std::make_unique<SequenceGenerator>(ensemble_.models, options_.search,
-                                               SpecialTokens{d.bos(), d.pad(), d.eos(), d.unk()});
-  }
-
-  const GenerateOptions& options_;
-  const LoadedEnsemble& ensemble_;
-  std::vector<std::unique_ptr<SequenceGenerator>> generators_;  // one per worker, each with its own caches
-  std::unique_ptr<Shortlist> shortlist_;                        // --shortlist
-  int64_t batches_before_ = 0;
+  std::unique_ptr<Shortlist> shortlist_;  // --shortlist
+  generation::BatchTranslator translator_;
 };
 
 void check_same_dictionary(const text::Dictionary& from_checkpoint, const std::string& data_path,
@@ -263,7 +200,7 @@ GenerateSummary translate(const GenerateOptions& options, const LoadedEnsemble& 
                 options.paths[0] + " (" + std::to_string(ensemble.tgt_dict.size()) + " types)");
 
   GenerateSummary summary;
-  Translator translator(options, ensemble);
+  ChunkTranslator translator(options, ensemble);
   const std::string subset = options.data_dir.empty() ? "input" : options.gen_subset;
   ResultSink sink(out, options.results_path, subset);
   std::vector<std::string> hyps, refs;  // detokenized, for BLEU
