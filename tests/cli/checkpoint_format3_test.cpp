@@ -170,7 +170,8 @@ TEST_F(Format3Cli, DamagedOrUnfittingCheckpointsAreOneLineErrorsNamingFileAndTen
   auto r = convert(kFixture + "/checkpoint.pt", good);
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   std::string weight;
-  for (const auto& t : st::Reader(good).tensors())
+  const st::Reader reader(good);
+  for (const auto& t : reader.tensors())
     if (t.name.find("fc1.weight") != std::string::npos && t.name.rfind("optimizer.", 0) != 0) weight = t.name;
   ASSERT_FALSE(weight.empty());
   const std::string bytes = slurp(good);
