@@ -80,7 +80,7 @@ json parse_json(std::string_view text, const std::string& where) {
   };
   try {
     return json::parse(text.begin(), text.end(), on_event);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers that overflow
     std::string what = e.what();
     if (const size_t bracket = what.find("] "); what.rfind("[json.exception.", 0) == 0 && bracket != std::string::npos)
       what.erase(0, bracket + 2);

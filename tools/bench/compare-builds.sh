@@ -7,6 +7,8 @@
 # DATA_BIN: the 8k joint Multi30k en-de data (the csan-preprocess command in bench-train.cpp's
 # header); CHECKPOINT: a briefly trained bench-small checkpoint (bench-generate.cpp's header).
 # A refactoring "must not move" speed: every median within 2% (0.98-1.02).
+# COMPARE=generate times only decoding (a change that cannot touch training: more rounds in
+# the same time); COMPARE=train only training.
 source "$(dirname "$0")/../script-help.sh"
 help_if_asked "$0" "$@"
 set -euo pipefail
@@ -42,12 +44,21 @@ generate_rates() {  # BUILD -> one line "fp32 bf16 int8" of target tokens/s
     awk '/target tokens\/s/ { for (i = 1; i < NF; i++) if ($(i + 1) == "target") rates = rates " " $i } END { print rates }'
 }
 
-names=(train-fp32 train-bf16 generate-fp32 generate-bf16 generate-int8)
+compare=${COMPARE:-train,generate}
+case $compare in
+  train,generate) names=(train-fp32 train-bf16 generate-fp32 generate-bf16 generate-int8) ;;
+  train) names=(train-fp32 train-bf16) ;;
+  generate) names=(generate-fp32 generate-bf16 generate-int8) ;;
+  *) echo "compare-builds.sh: COMPARE '$compare' is not train, generate or train,generate" >&2; exit 2 ;;
+esac
 for round in $(seq "$rounds"); do
   for side in old new; do
     build=$old
     [ "$side" = new ] && build=$new
-    line="$(train_rate "$build" fp32) $(train_rate "$build" bf16)$(generate_rates "$build")"
+    line=""
+    [[ $compare == *train* ]] && line="$(train_rate "$build" fp32) $(train_rate "$build" bf16)"
+    [[ $compare == *generate* ]] && line="$line$(generate_rates "$build")"
+    line=${line# }
     echo "$line" >> "$work/$side"
     echo "round $round $side: $line"
   done

@@ -150,6 +150,10 @@ TEST(SafetensorsReader, TextThatIsNotJsonOrNotUtf8IsOneLineSayingSo) {
       {"raw line break in a string", "{\"a\nb\":1}"},
       {"trailing garbage", "{} x"},
       {"two objects", "{}{}"},
+      // A number nlohmann::json refuses as out of range, not as a syntax error (found by
+      // fuzzing: tests/fuzz/corpus/safetensors/crash-number-overflow).
+      {"number overflow", "{\"w\":6E6148914691236517205}"},
+      {"float overflow", "{\"w\":1e999}"},
   };
   for (const auto& [what, text] : cases) {
     const auto path = write_bytes("not-json.safetensors", safetensors_bytes(text));
