@@ -6,6 +6,8 @@ bytes, csan's checksum); files written here to the specification, in layouts csa
 not write itself, are read by csan.
 --library: the same with Python's `safetensors` package (safetensors.numpy and, for BF16
 and the 8-bit floats, safetensors.torch): it opens csan's files and csan opens its files.
+Both also open real checkpoints (csan-train's, and an int8 one convert-checkpoint writes):
+a state dict under the parameters' names with csan's parts (format.h) beside it.
 Exits 77 (ctest: skipped) when the package is not installed: Debian bookworm has none.
 """
 import json
@@ -239,6 +241,97 @@ class SpecTest(unittest.TestCase):
         self.assertIn(": checksum mismatch (stored crc32c ", self.probe.refuse(path))
 
 
+# Real checkpoints: csan-train's (format 3, from the format 2 fixture's data) and an int8
+# inference checkpoint convert-checkpoint writes from it.
+SOURCE = os.environ.get("CSAN_SOURCE_DIR", "")
+TRAIN = os.environ.get("CSAN_TRAIN", "")
+CONVERT = os.environ.get("CSAN_CONVERT_CHECKPOINT", "")
+
+
+def real_checkpoints():
+    """(training checkpoint, int8 checkpoint, data dir), made once per process."""
+    if real_checkpoints.made is None:
+        for name, value in (("CSAN_SOURCE_DIR", SOURCE), ("CSAN_TRAIN", TRAIN), ("CSAN_CONVERT_CHECKPOINT", CONVERT)):
+            assert value and os.path.exists(value), "%s must name it" % name
+        work = tempfile.mkdtemp(prefix="csan-checkpoint-interop-")
+        data = os.path.join(work, "bin")
+        shutil.copytree(os.path.join(SOURCE, "tests/data/format2-tiny/bin"), data)
+        save = os.path.join(work, "save")
+        subprocess.run([TRAIN, os.path.join(SOURCE, "recipes/tiny-transformer.yaml"), "--data", data, "--save-dir", save,
+                        "--max-tokens", "512", "--max-update", "2", "--set", "model.embed_dim=16", "--set",
+                        "model.ffn_dim=32", "--set", "model.heads=2", "--set", "model.encoder_layers=1", "--set",
+                        "model.decoder_layers=1"], check=True, capture_output=True)
+        training = os.path.join(save, "checkpoint_last.pt")
+        int8 = os.path.join(work, "model.int8.pt")
+        subprocess.run([CONVERT, "--input", training, "--output", int8, "--precision", "int8"], check=True,
+                       capture_output=True)
+        real_checkpoints.made = (training, int8, data)
+    return real_checkpoints.made
+
+
+real_checkpoints.made = None
+
+
+def model_names(tensors):
+    prefixes = ("optimizer.", "section.", "rng.", "meta.")
+    return sorted(n for n in tensors if not n.startswith(prefixes))
+
+
+class CheckpointSpecTest(unittest.TestCase):
+    """csan's checkpoints read by the format's rules alone: a state dict plus csan's parts."""
+
+    def test_a_training_checkpoint_is_a_state_dict_with_csans_parts(self):
+        training, _, data = real_checkpoints()
+        metadata, tensors, n, raw = read_to_spec(training)
+        self.assertEqual((8 + n) % 64, 0)
+        stored = metadata.pop("csan.crc32c")
+        blank = raw[:8 + len(CHECKSUM_PREFIX)] + b"0" * 8 + raw[8 + len(CHECKSUM_PREFIX) + 8:]
+        self.assertEqual(stored, "%08x" % crc32c(blank))
+        self.assertEqual(metadata["csan.format"], "3")
+        self.assertEqual(metadata["csan.task"], "translation")
+        self.assertIn("arch: transformer_tiny", metadata["csan.recipe"])
+        progress = json.loads(metadata["csan.progress"])
+        self.assertEqual(progress["num_updates"], 2)
+        with open(os.path.join(data, "dict.src.txt"), encoding="utf-8") as f:
+            self.assertEqual(metadata["csan.data.src_dict"], f.read())
+        with open(os.path.join(data, "spm.model"), "rb") as f:
+            self.assertEqual(tensors["meta.data.spm_model"][2], f.read())
+        self.assertEqual(tensors["rng.cpu"][0], "U8")
+        names = model_names(tensors)
+        self.assertIn("encoder.embed_tokens.weight", names)
+        for name in names:
+            dtype, shape, payload, offset = tensors[name]
+            self.assertEqual(offset % DTYPES[dtype][1], 0, name)
+        # Adam's state under each trained parameter's name, shaped like it; step an I64 scalar.
+        optimizer = json.loads(metadata["csan.optimizer"])
+        self.assertEqual(optimizer["name"], "adam")
+        params = optimizer["param_groups"][0]["params"]
+        self.assertTrue(set(params) <= set(names))
+        for name in params:
+            self.assertEqual(tensors["optimizer.%s.exp_avg" % name][:2], tensors[name][:2], name)
+            self.assertEqual(tensors["optimizer.%s.exp_avg_sq" % name][:2], tensors[name][:2], name)
+            step = tensors["optimizer.%s.step" % name]
+            self.assertEqual(step[:2], ("I64", []))
+            self.assertEqual(values(*step[:3]), 2)
+
+    def test_an_int8_checkpoint_stores_int8_rows_with_their_scales(self):
+        training, int8, _ = real_checkpoints()
+        _, fp32, _, _ = read_to_spec(training)
+        metadata, tensors, _, _ = read_to_spec(int8)
+        self.assertEqual(metadata["csan.data.inference_precision"], "int8")
+        quantized = [n for n in model_names(tensors) if tensors[n][0] == "I8"]
+        self.assertGreater(len(quantized), 3)
+        self.assertFalse([n for n in tensors if n.startswith("optimizer.")])
+        for name in quantized:
+            rows = values(*tensors[name][:3]).astype(np.float64)
+            scale = tensors["section.int8_scales." + name]
+            self.assertEqual(scale[:2], ("F32", [rows.shape[0]]), name)
+            scales = values(*scale[:3]).astype(np.float64)
+            weight = values(*fp32[name][:3]).astype(np.float64)
+            # Per-row symmetric quantization: within half a step of the fp32 weight.
+            self.assertLessEqual(np.max(np.abs(rows * scales[:, None] - weight) - scales[:, None] / 2), 1e-6, name)
+
+
 class LibraryTest(unittest.TestCase):
     """Python's safetensors package reads csan's files, and csan reads the package's."""
 
@@ -282,6 +375,19 @@ class LibraryTest(unittest.TestCase):
             self.assertEqual(loaded[name].contiguous().view(raw_types[dtype]).numpy().tobytes(), raw, name)
         print("BF16/8-bit floats compared with safetensors.torch: %s" % ", ".join(sorted(raw_types)))
 
+    def test_the_package_opens_csan_checkpoints(self):
+        from safetensors import safe_open
+        from safetensors.numpy import load_file
+        for path in real_checkpoints()[:2]:
+            metadata, tensors, _, _ = read_to_spec(path)
+            loaded = load_file(path)
+            self.assertEqual(set(loaded), set(tensors), path)
+            for name, (dtype, shape, raw, _) in tensors.items():
+                np.testing.assert_array_equal(loaded[name], values(dtype, shape, raw), name)
+            with safe_open(path, framework="np") as f:
+                self.assertEqual(f.metadata(), metadata)
+                self.assertEqual(sorted(f.keys()), sorted(tensors))
+
     def test_csan_reads_files_the_package_writes(self):
         from safetensors.numpy import save_file
         tensors = self.numpy_tensors()
@@ -307,5 +413,6 @@ if __name__ == "__main__":
         suite = unittest.defaultTestLoader.loadTestsFromTestCase(LibraryTest)
     else:
         suite = unittest.defaultTestLoader.loadTestsFromTestCase(SpecTest)
+        suite.addTests(unittest.defaultTestLoader.loadTestsFromTestCase(CheckpointSpecTest))
     result = unittest.TextTestRunner(verbosity=2).run(suite)
     sys.exit(0 if result.wasSuccessful() else 1)

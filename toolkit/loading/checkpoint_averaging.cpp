@@ -95,7 +95,12 @@ void average_checkpoints(const std::vector<std::string>& inputs, const std::stri
     auto other = loaded.model->named_parameters(/*recurse=*/true);
     for (size_t j = 0; j < params.size(); ++j) sums[j] += other[params[j].key()].to(torch::kDouble);
   }
-  for (size_t j = 0; j < params.size(); ++j) params[j].value().copy_(sums[j] / static_cast<double>(inputs.size()));
+  // New storage rather than copy_: a loaded model's weights may be views of its file's
+  // read-only mapping (CheckpointReader::load_model with adopt).
+  for (size_t j = 0; j < params.size(); ++j) {
+    torch::Tensor& p = params[j].value();
+    p.set_data((sums[j] / static_cast<double>(inputs.size())).to(p.scalar_type()));
+  }
 
   checkpoint::CheckpointWriter writer;
   writer.set_meta(first.meta());

@@ -15,14 +15,6 @@ constexpr const char* kPrecisionKey = "inference_precision";
 constexpr const char* kSkipKey = "quantize_skip";
 constexpr const char* kScalesSection = "int8_scales";
 
-// Archive keys cannot hold '.', which nests archives.
-std::string archive_key(const std::string& parameter) {
-  std::string key = parameter;
-  for (char& c : key)
-    if (c == '.') c = '|';
-  return key;
-}
-
 models::EncoderDecoderModel& encoder_decoder(models::Model& model, const std::string& path) {
   auto* m = dynamic_cast<models::EncoderDecoderModel*>(&model);
   if (!m) throw Error(path + ": convert-checkpoint supports encoder-decoder (translation) models only");
@@ -68,16 +60,21 @@ void write_inference_checkpoint(const std::string& input, const std::string& out
   checkpoint::CheckpointWriter writer;
   writer.set_meta(meta);
   writer.set_progress(reader.progress());
-  // The kernels' weights in their parameters' places, in their stored form: the model's
-  // archive holds them under their names (this model is written, not decoded with).
+  store_converted_projections(model, writer);
+  writer.write(output);
+}
+
+void store_converted_projections(models::Model& model, checkpoint::CheckpointWriter& writer) {
+  // The kernels' weights in their parameters' places, in their stored form: the file
+  // holds them under their names (this model is written, not decoded with).
   for (auto& p : nn::projections_of(model)) {
     const auto& kernel = p.site.projection->kernel();
     if (!kernel) continue;
     p.module->set_weight(p.site, kernel->stored_weight());
-    if (kind.stored_with_scales) writer.section(kScalesSection).write(archive_key(p.name), kernel->scales());
+    if (nn::projection_kind(kernel->precision()).stored_with_scales)
+      writer.section(kScalesSection).write(p.name, kernel->scales());
   }
   writer.set_model(model);
-  writer.write(output);
 }
 
 void prepare_for_inference_checkpoint(models::Model& model, checkpoint::CheckpointReader& reader) {
@@ -99,7 +96,7 @@ void restore_inference_checkpoint(models::Model& model, checkpoint::CheckpointRe
   const auto precision = inference_precision_of(reader);
   if (!precision) return;
   const nn::ProjectionKind& kind = nn::projection_kind(precision->precision);
-  std::optional<torch::serialize::InputArchive> scales;
+  std::optional<checkpoint::SectionReader> scales;
   if (kind.stored_with_scales) scales = reader.section(kScalesSection);
   for (auto& p : nn::projections_of(model)) {
     const torch::Tensor& stored = *p.site.weight;
@@ -107,7 +104,7 @@ void restore_inference_checkpoint(models::Model& model, checkpoint::CheckpointRe
     // --quantize-skip's, stay fp32).
     if (!stored.defined() || stored.scalar_type() != kind.stored_type || p.site.projection->kernel()) continue;
     torch::Tensor stored_scales;
-    if (scales && !scales->try_read(archive_key(p.name), stored_scales))
+    if (scales && !scales->try_read(p.name, stored_scales))
       throw Error(reader.path() + ": " + nn::precision_name(precision->precision) + " parameter " + p.name +
                   " has no scales (corrupt checkpoint?)");
     p.module->convert(p.site, kind.restore(stored, stored_scales));

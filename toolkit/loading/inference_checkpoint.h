@@ -27,6 +27,11 @@ std::optional<generation::InferencePrecision> inference_precision_of(const check
 void write_inference_checkpoint(const std::string& input, const std::string& output,
                                 const generation::InferencePrecision& precision, const DescribeModel& describe);
 
+// Writes `model` (its projections converted: kernels) into `writer`: each kernel's stored
+// weight in its parameter's place, int8 scales in the "int8_scales" section. The model
+// is then for writing only.
+void store_converted_projections(models::Model& model, checkpoint::CheckpointWriter& writer);
+
 // For the checkpoint loader: gives a freshly built `model` the converted projections'
 // stored types, so that `reader`'s stored tensors fit (before CheckpointReader::load_model;
 // the model's fp32 weights are never drawn) ...

@@ -61,8 +61,8 @@ class PrecisionPolicy {
   // Reported in logs (the loss scale for fp16/amp); 1 without loss scaling.
   virtual double loss_scale() const { return 1.0; }
   // Checkpointed state (loss scale and counters, fp32 master weights); fp32 has none.
-  virtual void save(torch::serialize::OutputArchive& archive) const { (void)archive; }
-  virtual void load(torch::serialize::InputArchive& archive) { (void)archive; }
+  virtual void save(checkpoint::SectionWriter& section) const { (void)section; }
+  virtual void load(const checkpoint::SectionReader& section) { (void)section; }
 };
 
 class Fp32Precision : public PrecisionPolicy {

@@ -101,16 +101,18 @@ TEST(CcnCheckpoints, WeightsThatDoNotFitTheTwoMemoryModelAreAOneLineErrorNamingT
       kFourSymbols);
   const std::string one_memory = write_checkpoint(dir + "/one-memory.pt", ccn_recipe, *transformer);
   const auto missing = error_of([&] { loading::load_model(one_memory, tasks::describe_model); });
-  EXPECT_EQ(missing, one_memory +
-                         ": the weights do not fit this model (no module encoder.layers.0.left; different "
-                         "architecture or vocabulary?)");
+  EXPECT_EQ(missing,
+            one_memory +
+                ": the weights do not fit this model (no tensor 'encoder.layers.0.left.self_attn.in_proj_weight' "
+                "in the file; different architecture or vocabulary?)");
 
   auto narrow = models::build_model(csan::testing::recipe("model:\n  arch: ccn_tiny\n  embed_dim: 32\n"), kFourSymbols);
   const std::string other_width = write_checkpoint(dir + "/narrow.pt", ccn_recipe, *narrow);
   const auto shape = error_of([&] { loading::load_model(other_width, tasks::describe_model); });
-  EXPECT_NE(shape.find(other_width + ": the weights do not fit this model (shape mismatch for "), std::string::npos)
+  EXPECT_NE(shape.find(other_width + ": the weights do not fit this model (tensor 'encoder.embed_tokens.weight' is "
+                                     "[4, 32] in the file, [4, 64] in the model"),
+            std::string::npos)
       << shape;
-  EXPECT_NE(shape.find("[4, 32] stored, [4, 64] in the model"), std::string::npos) << shape;
   EXPECT_EQ(shape.find('\n'), std::string::npos);
 }
 

@@ -127,6 +127,8 @@ TEST_F(Resume, StoppedByMaxUpdateAndResumedEndsBitIdentical) {
   // 13: mid-epoch, between interval checkpoints (4) and validations (7).
   ASSERT_EQ(run(train_command(split, 13), root_ + "/split1.log"), 0) << slurp(root_ + "/split1.log");
   EXPECT_EQ(CheckpointReader(split + "/checkpoint_last.pt").progress().num_updates, 13);
+  // The run resumes from what csan-train writes: format 3 (safetensors, state by name).
+  EXPECT_EQ(CheckpointReader(split + "/checkpoint_last.pt").format_version(), 3);
   ASSERT_EQ(run(train_command(split, 30), root_ + "/split2.log"), 0) << slurp(root_ + "/split2.log");
   EXPECT_NE(slurp(root_ + "/split2.log").find("resumed from"), std::string::npos);
   EXPECT_EQ(CheckpointReader(split + "/checkpoint_last.pt").progress().num_updates, 30);
