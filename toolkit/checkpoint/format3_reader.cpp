@@ -160,7 +160,15 @@ TrainingProgress progress_of(const safetensors::Reader& reader) {
 }  // namespace
 
 OpenedCheckpoint open(const std::string& path) {
-  auto reader = std::make_shared<const safetensors::Reader>(path, safetensors::ChecksumPolicy::kRequire);
+  std::shared_ptr<const safetensors::Reader> reader;
+  try {
+    reader = std::make_shared<const safetensors::Reader>(path, safetensors::ChecksumPolicy::kRequire);
+  } catch (const Error& e) {
+    // The file layer's refusals (truncation, checksum, header) say why a checkpoint cannot
+    // be read as one: front ends that tell failures apart (csan.CorruptCheckpointError) need that kind.
+    if (e.kind() != ErrorKind::general) throw;
+    throw Error(e.what(), ErrorKind::corrupt_checkpoint);
+  }
   const std::string& version = required(*reader, kFormat);
   if (version != std::to_string(kFormatVersion))
     throw Error(path + ": checkpoint format '" + version + "' is not supported (this csan reads 1, 2 and " +
