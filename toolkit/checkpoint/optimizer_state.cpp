@@ -44,25 +44,17 @@ struct Kind {
   void (*set_options)(Options&, const json&);
 };
 
-json adam_options(const torch::optim::AdamOptions& o) {
+// Adam and AdamW have the same options under two types.
+template <typename AdamFamilyOptions>
+json adam_family_options(const AdamFamilyOptions& o) {
   return {{"lr", o.lr()},
           {"betas", {std::get<0>(o.betas()), std::get<1>(o.betas())}},
           {"eps", o.eps()},
           {"weight_decay", o.weight_decay()},
           {"amsgrad", o.amsgrad()}};
 }
-void set_adam_options(torch::optim::AdamOptions& o, const json& j) {
-  o.lr(j.at("lr").get<double>()).eps(j.at("eps").get<double>()).weight_decay(j.at("weight_decay").get<double>());
-  o.betas({j.at("betas").at(0).get<double>(), j.at("betas").at(1).get<double>()}).amsgrad(j.at("amsgrad").get<bool>());
-}
-json adamw_options(const torch::optim::AdamWOptions& o) {
-  return {{"lr", o.lr()},
-          {"betas", {std::get<0>(o.betas()), std::get<1>(o.betas())}},
-          {"eps", o.eps()},
-          {"weight_decay", o.weight_decay()},
-          {"amsgrad", o.amsgrad()}};
-}
-void set_adamw_options(torch::optim::AdamWOptions& o, const json& j) {
+template <typename AdamFamilyOptions>
+void set_adam_family_options(AdamFamilyOptions& o, const json& j) {
   o.lr(j.at("lr").get<double>()).eps(j.at("eps").get<double>()).weight_decay(j.at("weight_decay").get<double>());
   o.betas({j.at("betas").at(0).get<double>(), j.at("betas").at(1).get<double>()}).amsgrad(j.at("amsgrad").get<bool>());
 }
@@ -95,15 +87,15 @@ const Kind<Adam, AdamParamState, AdamOptions> kAdam{
     {{"exp_avg", &AdamParamState::exp_avg, &AdamParamState::exp_avg},
      {"exp_avg_sq", &AdamParamState::exp_avg_sq, &AdamParamState::exp_avg_sq},
      {"max_exp_avg_sq", &AdamParamState::max_exp_avg_sq, &AdamParamState::max_exp_avg_sq}},
-    adam_options,
-    set_adam_options};
+    adam_family_options<AdamOptions>,
+    set_adam_family_options<AdamOptions>};
 const Kind<AdamW, AdamWParamState, AdamWOptions> kAdamW{
     "adamw",
     {{"exp_avg", &AdamWParamState::exp_avg, &AdamWParamState::exp_avg},
      {"exp_avg_sq", &AdamWParamState::exp_avg_sq, &AdamWParamState::exp_avg_sq},
      {"max_exp_avg_sq", &AdamWParamState::max_exp_avg_sq, &AdamWParamState::max_exp_avg_sq}},
-    adamw_options,
-    set_adamw_options};
+    adam_family_options<AdamWOptions>,
+    set_adam_family_options<AdamWOptions>};
 const Kind<RMSprop, RMSpropParamState, RMSpropOptions> kRMSprop{
     "rmsprop",
     {{"square_avg", &RMSpropParamState::square_avg, &RMSpropParamState::square_avg},
