@@ -20,9 +20,10 @@ using csan::testing::split;
 TEST(Demo, RunsThePipelineOnTheToyCorpusAndPrintsItsBleu) {
   const std::string out = csan::testing::make_temp_dir("demo") + "/output";
   const std::string build = fs::path(CSAN_TOOLS_DIR).parent_path().string();
-  const auto r = run({"/bin/bash", std::string(CSAN_SOURCE_DIR) + "/tools/demo.sh"}, "",
-                     {"CSAN_DEMO_SKIP_SETUP=1", "CSAN_DEMO_EPOCHS=1", "CSAN_DEMO_TRAIN_SENTENCES=4000", "CSAN_DEMO_SPM_VOCAB=400", "CSAN_BUILD_DIR=" + build, "CSAN_DEMO_DIR=" + out,
-                      "OMP_NUM_THREADS=2"});
+  const auto r =
+      run({"/bin/bash", std::string(CSAN_SOURCE_DIR) + "/tools/demo.sh"}, "",
+          {"CSAN_DEMO_SKIP_SETUP=1", "CSAN_DEMO_EPOCHS=1", "CSAN_DEMO_TRAIN_SENTENCES=4000", "CSAN_DEMO_SPM_VOCAB=400",
+           "CSAN_BUILD_DIR=" + build, "CSAN_DEMO_DIR=" + out, "OMP_NUM_THREADS=2"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   for (const char* stage : {"== 1. toy corpus", "== 2. preprocess", "== 3. train tiny-transformer (1 epochs)",
                             "== 4. translate the test set", "== 5. score"})

@@ -253,6 +253,38 @@ TEST(CsanTable2, SystemsOptionTrainsOnlyThoseAndReportOnlyAssemblesTheTable) {
   for (const auto& [name, cells] : whole_rows)
     for (size_t i : {1, 3, 4, 5, 6, 7, 8}) EXPECT_EQ(assembled_rows.at(name).at(i), cells.at(i)) << name << " " << i;
 
+  // Each row's scores come from that system's own translations: one system's valid
+  // translations are replaced by every other line of the references (the toy models score
+  // near 0), and only its row moves, to what csan-score gives that file alone.
+  const fs::path cut_hyp = out / "hyp" / "valid" / "CSAN-2D";
+  const fs::path valid_ref = out / "raw" / "valid.tgt";
+  std::string cut;
+  const auto own = split(slurp(cut_hyp), '\n'), refs = split(slurp(valid_ref), '\n');
+  ASSERT_EQ(own.size(), refs.size());
+  for (size_t i = 0; i < own.size(); ++i) cut += (i % 2 ? own[i] : refs[i]) + "\n";
+  std::ofstream(cut_hyp) << cut;
+  const auto recut = run(report_only);
+  ASSERT_EQ(recut.exit_code, 0) << recut.err;
+  const auto recut_rows = table_rows(slurp(out / "results.md"));
+  const auto alone = run({std::string(CSAN_BIN_DIR) + "/csan-score", valid_ref.string(), "-i", cut_hyp.string(), "-m",
+                          "bleu", "chrf", "-w", "2", "-f", "json"});
+  ASSERT_EQ(alone.exit_code, 0) << alone.err;
+  std::vector<double> alone_scores;
+  const std::regex score(R"("score": ([0-9.]+))");
+  for (std::sregex_iterator m(alone.out.begin(), alone.out.end(), score), end; m != end; ++m)
+    alone_scores.push_back(std::stod((*m)[1]));
+  ASSERT_EQ(alone_scores.size(), 2u) << alone.out;
+  for (const auto& [name, cells] : whole_rows)
+    for (size_t i : {3, 4}) {
+      const std::string& now = recut_rows.at(name).at(i);
+      if (name != "CSAN-2D") {
+        EXPECT_EQ(now, cells.at(i)) << name << " " << i;
+      } else {
+        EXPECT_NEAR(std::stod(now), alone_scores[i - 3], 0.0051) << i;
+        EXPECT_NE(now, cells.at(i)) << i;
+      }
+    }
+
   // A damaged run.json: an error naming it, and the table already there is kept.
   const std::string before = slurp(out / "results.md");
   std::ofstream(out / "csan1d" / "run.json") << "{\"csan_version\": ";
