@@ -26,7 +26,7 @@ def blocks(path):
     """(first line number, kind, text) of the prose blocks of a Markdown file: paragraphs (a list
     is one) and tables, split at blank lines and headings, without code."""
     out, lines, start, kind = [], [], None, None
-    fenced = False
+    fenced = indented = False
 
     def flush():
         nonlocal lines, start, kind
@@ -40,11 +40,13 @@ def blocks(path):
                 fenced = not fenced
                 flush()
                 continue
-            indented_code = line.startswith("    ") and not line.lstrip().startswith(("-", "*", "!", "[", "|"))
-            if fenced or not line.strip() or line.startswith("#") or (indented_code and not lines):
-                flush()
-                continue
-            if indented_code and kind == "paragraph" and not lines[-1].startswith(("-", " ")):
+            # An indented code block starts after a blank line (a list item's continuation lines
+            # are indented too, but follow their item) and lasts while its lines stay indented.
+            if line.strip() and not line.startswith("    "):
+                indented = False
+            elif line.startswith("    ") and not lines:
+                indented = True
+            if fenced or indented or not line.strip() or line.startswith("#"):
                 flush()
                 continue
             line_kind = "table" if line.lstrip().startswith("|") else "paragraph"
@@ -113,7 +115,8 @@ class DocFiguresTest(unittest.TestCase):
         self.assertEqual(self.check("CCN 1.86x ([all](tools/experiments/results/)).\n"), ["1"])
 
     def test_code_is_not_prose(self):
-        self.assertEqual(self.check("```\nBLEU = 38.15 at 2x\n```\n\n    print(1.5x)\n\nText `2x`.\n"), [])
+        self.assertEqual(self.check("```\nBLEU = 38.15 at 2x\n```\n\n    print(1.5x)\n      --ratio 2x\n\n    more 3x\n\nText `2x`.\n"
+                                    "- an item\n    continued at 2x\n"), ["10"])
 
     def test_every_figure_of_the_readme_and_the_docs_is_traced(self):
         untraced = [u for page in documentation_pages() for u in untraced_figures(page)]
