@@ -23,8 +23,8 @@ UNBACKED = "no results file"
 
 
 def blocks(path):
-    """(first line number, kind, text) of the prose blocks of a Markdown file: paragraphs (a list
-    is one) and tables, split at blank lines and headings, without code."""
+    """(first line number, kind, text) of the prose blocks of a Markdown file: paragraphs (each
+    list item is one) and tables, split at blank lines and headings, without code."""
     out, lines, start, kind = [], [], None, None
     fenced = indented = False
 
@@ -50,8 +50,8 @@ def blocks(path):
                 flush()
                 continue
             line_kind = "table" if line.lstrip().startswith("|") else "paragraph"
-            if lines and line_kind != kind:
-                flush()
+            if lines and (line_kind != kind or re.match(r"\s*(?:[-*]|\d+\.) ", line)):
+                flush()  # a list item is a paragraph of its own
             if not lines:
                 start, kind = number, line_kind
             lines.append(line)
@@ -114,9 +114,13 @@ class DocFiguresTest(unittest.TestCase):
     def test_a_link_to_the_results_folder_is_not_a_results_file(self):
         self.assertEqual(self.check("CCN 1.86x ([all](tools/experiments/results/)).\n"), ["1"])
 
+    def test_each_list_item_is_a_paragraph(self):
+        self.assertEqual(self.check("- CCN 1.86x ([r](tools/experiments/results/ccn.md))\n- CSAN 1.03x\n"
+                                    "  still CSAN\n1. int8 2.7x\n"), ["2", "4"])
+
     def test_code_is_not_prose(self):
         self.assertEqual(self.check("```\nBLEU = 38.15 at 2x\n```\n\n    print(1.5x)\n      --ratio 2x\n\n    more 3x\n\nText `2x`.\n"
-                                    "- an item\n    continued at 2x\n"), ["10"])
+                                    "- an item\n    continued at 2x\n"), ["11"])
 
     def test_every_figure_of_the_readme_and_the_docs_is_traced(self):
         untraced = [u for page in documentation_pages() for u in untraced_figures(page)]
