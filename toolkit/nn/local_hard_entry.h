@@ -44,8 +44,7 @@ class LocalHardEntry : public AttentionEntry {
  public:
   // Throws csan::Error naming model.local_hard.global_heads when no head is left local.
   // authors_form: the Gaussian on the logits, without a window (model.local_hard.form).
-  LocalHardEntry(int64_t embed_dim, int64_t num_heads, int64_t global_heads, int64_t window,
-                 bool authors_form = false);
+  LocalHardEntry(int64_t embed_dim, int64_t num_heads, int64_t global_heads, int64_t window, bool authors_form = false);
 
   unsigned uses() const override { return authors_form_ ? kBias : kBias | kProbabilities; }
   // The window, or in the authors' form the Gaussian's logarithm: [B, H, Tq, Tk].

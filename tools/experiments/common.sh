@@ -278,7 +278,8 @@ report() {
     done
   done
   local -A refs=([valid]="$valid_prefix.$tgt" [test]="$test_prefix.$tgt")
-  local valid_files=() test_files=() seed_names hyp suffix
+  local valid_files=() test_files=() seed_names hyp suffix width=()
+  ((${#seeds[@]} == 1)) || width=(-w 4)
   for s in "${seeds[@]}"; do
     seed_names=()
     for name in "${names[@]}"; do [ -z "${have_seed[$name:$s]:-}" ] || seed_names+=("$name"); done
@@ -286,8 +287,10 @@ report() {
     for split in valid test; do
       step "scoring $split$( ((${#seeds[@]} == 1)) || echo " (seed $s)") (BLEU, chrF2, paired bootstrap against ${names[0]})"
       # Run inside the hyp folder of SPLIT so that csan-score names the systems by their names.
+      # With several seeds, 4 decimals: the means and deviations are of the scores, not of
+      # their roundings (one seed keeps csan-score's default and today's table).
       (cd "$hyp/$split" && "$bin/csan-score" "${refs[$split]}" -i "${seed_names[@]}" --paired-bs \
-         -m bleu chrf -f json > "$out/$split-scores$suffix.json.tmp" 2> "$out/$split-scores$suffix.log") ||
+         -m bleu chrf ${width[@]+"${width[@]}"} -f json > "$out/$split-scores$suffix.json.tmp" 2> "$out/$split-scores$suffix.log") ||
         { tail -3 "$split-scores$suffix.log" >&2; die "csan-score failed on $split$suffix"; }
       mv "$split-scores$suffix.json.tmp" "$split-scores$suffix.json"
     done

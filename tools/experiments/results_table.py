@@ -178,7 +178,8 @@ SEEDS_NOTE = (
     "(test-set sampling; its largest p over the seeds counts), and Welch's t-test between the two "
     "systems' test scores over seeds (training variance: initialisation and batch order). The "
     "p-value of such a test is the larger of the two; it is Holm-Bonferroni-adjusted across the "
-    "rows of this table (each column separately); * marks an adjusted p < 0.05. Why this test: "
+    "rows of this table (each column separately), and in parentheses before the adjustment; * marks an "
+    "adjusted p < 0.05. Why this test: "
     "the bootstrap alone measures only the test set's sampling, a test over seed means alone "
     "ignores it, and a difference needs to hold under both. With 2-3 seeds the t-test has "
     "little power: a large p says the seeds do not settle the difference, not that there is none.")
@@ -241,12 +242,12 @@ def seeds_table(systems, seeds, valid, test, relative=False, paper=None):
         _, _, welch = stats.welch_t_test(values(test, baseline, prefix), values(test, name, prefix))
         return max(bootstrap, welch)
 
-    adjusted = {prefix: dict(zip([n for n, _ in systems], stats.holm([combined_p(n, prefix) for n, _ in systems])))
-                for prefix in ("bleu", "chrf")}
+    raw = {prefix: {n: combined_p(n, prefix) for n, _ in systems} for prefix in ("bleu", "chrf")}
+    adjusted = {prefix: dict(zip(raw[prefix], stats.holm(list(raw[prefix].values())))) for prefix in raw}
 
     def p_cell(name, prefix):
         p = adjusted[prefix][name]
-        return "–" if p is None else f"{p:.3f}" + ("*" if p < 0.05 else "")
+        return "–" if p is None else f"{p:.3f}" + ("*" if p < 0.05 else "") + f" ({raw[prefix][name]:.3f})"
 
     def mean_time(name, save_dir):
         return stats.mean([seconds_per_update(seed_dir(save_dir, s)) for s in own_seeds(name)])
