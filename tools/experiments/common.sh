@@ -278,7 +278,7 @@ report() {
     done
   done
   local -A refs=([valid]="$valid_prefix.$tgt" [test]="$test_prefix.$tgt")
-  local valid_files=() test_files=() seed_names hyp suffix width=()
+  local score_args=() test_files=() seed_names hyp suffix width=()
   ((${#seeds[@]} == 1)) || width=(-w 4)
   for s in "${seeds[@]}"; do
     seed_names=()
@@ -294,7 +294,8 @@ report() {
         { tail -3 "$split-scores$suffix.log" >&2; die "csan-score failed on $split$suffix"; }
       mv "$split-scores$suffix.json.tmp" "$split-scores$suffix.json"
     done
-    valid_files+=("valid-scores$suffix.json") test_files+=("test-scores$suffix.json")
+    score_args+=(--valid-scores "valid-scores$suffix.json" --test-scores "test-scores$suffix.json")
+    ((${#test_files[@]})) || test_files=("test-scores$suffix.json")
   done
 
   local plots without_bleu=()
@@ -311,7 +312,7 @@ report() {
   fi
   "$python" "$root/tools/experiments/results_table.py" --output results.md ${table_args[@]+"${table_args[@]}"} \
     --title "$title" --setting "$setting" --seeds "$(IFS=,; echo "${seeds[*]}")" \
-    --valid-scores "${valid_files[@]}" --test-scores "${test_files[@]}" "$@"
+    "${score_args[@]}" "$@"
 
   if "$python" -c 'import matplotlib' 2>/dev/null; then
     "$python" "$root/tools/plot-curves" "${seed_dirs[@]}" "${seed_labels[@]}" --title "$curves_title" -o curves.png

@@ -17,7 +17,7 @@ columns quoted from a paper: JSON {"columns": [header, ...], "rows": {NAME: [cel
 system (csan version, device, precision, CPU and start date from SAVE_DIR/run.json and
 train.log), for a table assembled from runs made elsewhere.
 
---seeds S1,S2,... (with one --valid-scores and --test-scores file per seed, in that order,
+--seeds S1,S2,... (with --valid-scores and --test-scores given once per seed, in that order,
 each csan-score --paired-bs over the systems that have that seed, the baseline first): the
 systems trained once per seed, seed 1 in SAVE_DIR and seed S in SAVE_DIR/seedS. Each score
 is then the mean ± sample standard deviation over the system's seeds, and the p-values
@@ -277,8 +277,8 @@ def main(argv):
     parser.add_argument("--output", required=True)
     parser.add_argument("--title", required=True)
     parser.add_argument("--setting", required=True, help="one paragraph: data, recipe, updates, machine")
-    parser.add_argument("--valid-scores", required=True, nargs="+", help="one file per seed")
-    parser.add_argument("--test-scores", required=True, nargs="+", help="one file per seed")
+    parser.add_argument("--valid-scores", required=True, action="append", help="once per seed, in --seeds order")
+    parser.add_argument("--test-scores", required=True, action="append", help="once per seed, in --seeds order")
     parser.add_argument("--seeds", default="1", help="the seeds, in the order of the score files (default 1)")
     parser.add_argument("--relative", action="store_true", help="add parameters added and speed vs the baseline")
     parser.add_argument("--paper-columns", metavar="JSON", help="columns quoted from a paper (see above)")
