@@ -150,14 +150,19 @@ def paper_columns(path, names):
     return headers, rows
 
 
+def header_rows(baseline, relative, paper_headers, seeds_column):
+    """The header and alignment rows of a results table."""
+    extra = (["Parameters added", f"Speed vs {baseline}"] if relative else []) + paper_headers
+    seeds = " Seeds |" if seeds_column else ""
+    return [f"| System |{seeds} Parameters | Time per update | Valid BLEU | Valid chrF2 | Test BLEU | Test chrF2 "
+            f"| p (BLEU) vs {baseline} | p (chrF2) vs {baseline} |" + "".join(f" {h} |" for h in extra),
+            "|---|" + "--:|" * (8 + bool(seeds_column) + len(extra))]
+
+
 def table(systems, valid, test, relative=False, paper=None):
     baseline = systems[0][0]
     headers, paper_rows = paper if paper else ([], {})
-    extra = (["Parameters added", f"Speed vs {baseline}"] if relative else [])
-    rows = [f"| System | Parameters | Time per update | Valid BLEU | Valid chrF2 | Test BLEU | Test chrF2 "
-            f"| p (BLEU) vs {baseline} | p (chrF2) vs {baseline} |"
-            + "".join(f" {h} |" for h in extra + headers),
-            "|---|--:|--:|--:|--:|--:|--:|--:|--:|" + "--:|" * (len(extra) + len(headers))]
+    rows = header_rows(baseline, relative, headers, seeds_column=False)
     base_parameters, base_time = parameters(systems[0][1]), seconds_per_update(systems[0][1])
     for name, save_dir in systems:
         v, t = valid[name], test[name]
@@ -218,11 +223,7 @@ def seed_scores(seeds, paths, names, option):
 def seeds_table(systems, seeds, valid, test, relative=False, paper=None):
     baseline = systems[0][0]
     headers, paper_rows = paper if paper else ([], {})
-    extra = (["Parameters added", f"Speed vs {baseline}"] if relative else [])
-    rows = [f"| System | Seeds | Parameters | Time per update | Valid BLEU | Valid chrF2 | Test BLEU | Test chrF2 "
-            f"| p (BLEU) vs {baseline} | p (chrF2) vs {baseline} |"
-            + "".join(f" {h} |" for h in extra + headers),
-            "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|" + "--:|" * (len(extra) + len(headers))]
+    rows = header_rows(baseline, relative, headers, seeds_column=True)
 
     def own_seeds(name):
         return [s for s in seeds if name in test[s] and name in valid[s]]
