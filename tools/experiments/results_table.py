@@ -312,7 +312,7 @@ def main(argv):
             test = seed_scores(seeds, args.test_scores, names, "--test-scores")
             setting = args.setting
             if args.runs:
-                setting += "\n\n" + runs_paragraph([(n, seed_dir(d, s)) for n, d in systems for s in seeds
+                setting += "\n\n" + runs_paragraph([(f"{n} (seed {s})", seed_dir(d, s)) for n, d in systems for s in seeds
                                                       if n in test[s]])
             text = (f"# {args.title}\n\n{setting}\n\n{seeds_table(systems, seeds, valid, test, args.relative, paper)}\n"
                     "Time per update: median over log intervals, averaged over seeds. BLEU and chrF2: csan-score "
