@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -106,7 +109,13 @@ TEST(CsanTable2, BadOptionsAreOneLineErrors) {
                                              {"--jobs", "two"},
                                              {"--precision", "fp8"},
                                              {"--systems"},
-                                             {"--report-only", "--systems", "CSAN-1D"}}) {
+                                             {"--report-only", "--systems", "CSAN-1D"},
+                                             {"--seeds", ""},
+                                             {"--seeds", "0"},
+                                             {"--seeds", "1,2,1"},
+                                             {"--seeds", "one"},
+                                             {"--seeds", "1,,2"},
+                                             {"--seed", "2", "--seeds", "1,2"}}) {
     std::vector<std::string> argv = {"/bin/bash", kScript};
     argv.insert(argv.end(), args.begin(), args.end());
     const auto result = run(argv);
@@ -360,3 +369,106 @@ TEST(GpuExperimentsScript, QuickCheckPacksTheChosenRunsIntoOneArchive) {
 }
 
 }  // namespace
+
+// --seeds 1,2 on the quick CSAN Table 2: each system trains once per seed (seed 1 where a
+// one-seed run trains, seed 2 in DIR/seed2), and each row gives the mean ± sample standard
+// deviation of the system's per-seed scores, recomputed here with csan-score from the
+// per-seed translations; the p-values are Holm-adjusted across the two rows, from the
+// unadjusted ones in parentheses, and never below a seed's paired bootstrap p.
+namespace {
+
+std::vector<double> scores_of(const fs::path& reference, const fs::path& hyp) {
+  const auto result = run({std::string(CSAN_BIN_DIR) + "/csan-score", reference.string(), "-i", hyp.string(), "-m",
+                           "bleu", "chrf", "-w", "4", "-f", "json"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  std::vector<double> scores;
+  const std::regex score(R"("score": ([0-9.]+))");
+  for (std::sregex_iterator m(result.out.begin(), result.out.end(), score), end; m != end; ++m)
+    scores.push_back(std::stod((*m)[1]));
+  EXPECT_EQ(scores.size(), 2u) << result.out;
+  return scores;
+}
+
+std::string mean_and_sd(double a, double b) {
+  const double mean = (a + b) / 2;
+  const double sd = std::sqrt(((a - mean) * (a - mean) + (b - mean) * (b - mean)) / 1);
+  char text[64];
+  std::snprintf(text, sizeof text, "%.2f ± %.2f", mean, sd);
+  return text;
+}
+
+// The largest paired-bootstrap p of SYSTEM's METRIC ("BLEU" or "chrF2") in a scores file.
+double bootstrap_p(const fs::path& scores, const std::string& system, const std::string& metric) {
+  const std::string text = slurp(scores);
+  const size_t at = text.find("\"system\": \"" + system + "\"");
+  EXPECT_NE(at, std::string::npos) << system;
+  const size_t key = text.find("\"" + metric, at);
+  std::smatch m;
+  const std::string rest = text.substr(key, 400);
+  EXPECT_TRUE(std::regex_search(rest, m, std::regex(R"("p_value": ([0-9.e-]+))"))) << rest;
+  return std::stod(m[1]);
+}
+
+}  // namespace
+
+TEST(CsanTable2, SeveralSeedsGiveMeanAndSdOfTheSeedsScores) {
+  const fs::path out = csan::testing::make_temp_dir("csan_table2_seeds");
+  const auto result =
+      run({"/bin/bash", kScript, "--quick", "--out", out.string(), "--build", kBuildDir, "--seeds", "1,2"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const std::string table = slurp(out / "results.md");
+  EXPECT_NE(table.find("| System | Seeds | Parameters | Time per update | Valid BLEU |"), std::string::npos) << table;
+  EXPECT_NE(table.find("Welch's t-test"), std::string::npos) << table;
+  EXPECT_NE(table.find("seeds 1, 2"), std::string::npos) << table;
+  EXPECT_EQ(table.find("different numbers of seeds"), std::string::npos) << table;
+  const std::map<std::string, std::string> dirs = {
+      {"Transformer", "transformer"}, {"CSAN-1D", "csan1d"}, {"CSAN-2D", "csan2d"}};
+  const auto rows = table_rows(table);
+  ASSERT_EQ(rows.size(), 3u) << table;
+  std::vector<std::pair<double, double>> bleu_p;  // (unadjusted, adjusted) of the two rows
+  for (const auto& [name, dir] : dirs) {
+    ASSERT_TRUE(rows.count(name)) << table;
+    const auto& cells = rows.at(name);
+    ASSERT_EQ(cells.size(), 10u) << table;
+    EXPECT_EQ(cells[1], "2");
+    EXPECT_TRUE(fs::exists(out / dir / "seed2" / "checkpoint_best.pt")) << name;
+    EXPECT_TRUE(fs::exists(out / dir / "checkpoint_best.pt")) << name;
+    for (const auto& [column, split_name] : std::vector<std::pair<size_t, std::string>>{{4, "valid"}, {6, "test"}}) {
+      const fs::path reference = out / "raw" / (split_name + ".tgt");
+      const auto first = scores_of(reference, out / "hyp" / split_name / name);
+      const auto second = scores_of(reference, out / "hyp" / "seed2" / split_name / name);
+      ASSERT_EQ(first.size(), 2u);
+      ASSERT_EQ(second.size(), 2u);
+      EXPECT_EQ(cells[column], mean_and_sd(first[0], second[0])) << name << " " << split_name << " BLEU";
+      EXPECT_EQ(cells[column + 1], mean_and_sd(first[1], second[1])) << name << " " << split_name << " chrF2";
+    }
+    if (name == "Transformer") {
+      EXPECT_EQ(cells[8], "–");
+      continue;
+    }
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(cells[8], m, std::regex(R"(([01]\.[0-9]{3})\*? \(([01]\.[0-9]{3})\))"))) << cells[8];
+    const double adjusted = std::stod(m[1]), raw = std::stod(m[2]);
+    bleu_p.emplace_back(raw, adjusted);
+    // The intersection-union test: never below either seed's paired bootstrap.
+    for (const fs::path& scores : {out / "test-scores.json", out / "test-scores.seed2.json"})
+      EXPECT_GE(raw + 0.0005, bootstrap_p(scores, name, "BLEU")) << name;
+  }
+  // Holm with two rows: the smaller p doubled, the larger kept but never below it.
+  ASSERT_EQ(bleu_p.size(), 2u);
+  std::sort(bleu_p.begin(), bleu_p.end());
+  const double first = std::min(1.0, 2 * bleu_p[0].first);
+  EXPECT_NEAR(bleu_p[0].second, first, 0.0011);
+  EXPECT_NEAR(bleu_p[1].second, std::max(first, bleu_p[1].first), 0.0011);
+  EXPECT_LE(bleu_p[0].second, bleu_p[1].second + 1e-9);
+
+  // --report-only with seed 2 of CSAN-1D gone: the table says the seeds differ.
+  fs::remove(out / "hyp" / "seed2" / "test" / "CSAN-1D");
+  const auto partial = run({"/bin/bash", kScript, "--quick", "--out", out.string(), "--build", kBuildDir, "--seeds",
+                            "1,2", "--report-only"});
+  ASSERT_EQ(partial.exit_code, 0) << partial.err;
+  const std::string partial_table = slurp(out / "results.md");
+  EXPECT_NE(partial_table.find("different numbers of seeds"), std::string::npos) << partial_table;
+  EXPECT_EQ(table_rows(partial_table).at("CSAN-1D").at(1), "1");
+  EXPECT_EQ(table_rows(partial_table).at("CSAN-1D").at(8), "–");  // one seed: no test over seeds
+}

@@ -143,6 +143,26 @@ TEST(LocalityTable1Options, BadOptionsAreOneLineErrors) {
   EXPECT_NE(no_data.err.find("/nonexistent/multi30k"), std::string::npos) << no_data.err;
 }
 
+// --variants adds the reviewer's variants as systems of their own; --systems trains one of
+// them (here the authors' LOCAL_HARD and BLOCK in the lowest layer) with its own settings.
+TEST(LocalityTable1, VariantsAreSystemsWithTheirOwnSettings) {
+  const fs::path out = csan::testing::make_temp_dir("locality_table1_variants");
+  const auto result = run({"/bin/bash", kScript, "--quick", "--variants", "--out", out.string(), "--build", kBuildDir,
+                           "--systems", "LOCAL_HARD-authors,BLOCK-lowest"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(split(slurp(out / "hyp" / "test" / "LOCAL_HARD-authors"), '\n').size(), 60u);
+  EXPECT_EQ(split(slurp(out / "hyp" / "test" / "BLOCK-lowest"), '\n').size(), 60u);
+  const std::string authors = slurp(out / "local_hard_authors" / "recipe.yaml");
+  EXPECT_TRUE(std::regex_search(authors, std::regex("\n +form: authors\n"))) << authors;
+  const std::string block = slurp(out / "block_lowest" / "recipe.yaml");
+  EXPECT_NE(block.find("  block:\n    encoder_layers: [0]\n    size: 4\n"), std::string::npos) << block;
+  // Without --variants they are no systems of the table.
+  const auto plain =
+      run({"/bin/bash", kScript, "--quick", "--out", out.string(), "--build", kBuildDir, "--systems", "BLOCK-8"});
+  EXPECT_NE(plain.exit_code, 0);
+  EXPECT_NE(plain.err.find("--systems: no system 'BLOCK-8'"), std::string::npos) << plain.err;
+}
+
 // csan-train refuses a bad value of a method's key before it starts: one line naming the
 // key, a non-zero exit, no save directory.
 TEST(LocalityTrain, BadValuesAreOneLineErrorsNamingTheKey) {
@@ -156,6 +176,7 @@ TEST(LocalityTrain, BadValuesAreOneLineErrorsNamingTheKey) {
        "model.attention.decoder.self"},
       {{"--arch", "locality_cnns_tiny", "--set", "model.cnns.kernel_size=6"}, "model.cnns.kernel_size"},
       {{"--arch", "transformer_tiny", "--set", "model.neighbor.init_std=2"}, "model.neighbor.init_std"},
+      {{"--arch", "locality_local_hard_tiny", "--set", "model.local_hard.form=gaussian"}, "model.local_hard.form"},
   };
   int n = 0;
   for (const auto& [args, key] : cases) {

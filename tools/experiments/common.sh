@@ -3,14 +3,16 @@
 # SentencePiece vocabulary), training and translating each system, and the report
 # (csan-score with paired bootstrap against the first system, results.md, curves).
 # A script sets `experiment` (its name, for messages), then calls
-#   experiment_options "$@"            --quick --out --build --data --seed --jobs --precision,
-#                                      --no-valid-bleu, -h (the script's header)
+#   experiment_options "$@"            --quick --out --build --data --seed --seeds --jobs
+#                                      --precision, --no-valid-bleu, -h (the script's header)
 #   toy_corpus [VALID TEST] | multi30k_corpus   sets src, tgt and the train/valid/test prefixes
 #   preprocess SPM_VOCAB               -> data-bin (kept when there)
-#   run_system NAME DIR ARGS           csan-train RECIPE ARGS (resumes), then valid and test
-#                                      translated (beam `beam`, default 5) with
-#                                      DIR/checkpoint_best.pt -> hyp/SPLIT/NAME; with --jobs N,
-#                                      up to N systems at once
+#   run_system NAME DIR ARGS           for each seed, csan-train RECIPE ARGS (resumes), then
+#                                      valid and test translated (beam `beam`, default 5) with
+#                                      the seed's checkpoint_best.pt -> its hyp file; with
+#                                      --jobs N, up to N runs at once
+#   (--seeds 1,2,3: every system is trained once per seed; seed 1 keeps DIR and
+#   hyp/SPLIT/NAME, seed S trains into DIR/seedS and translates into hyp/SPLIT/seedS/NAME)
 #   finish_systems                     waits for them; an error when one failed
 #   (--systems A,B: only those systems train and translate, and report writes no table;
 #   --report-only: nothing trains or translates, the table comes from the translations, logs
@@ -24,29 +26,60 @@ read -r load_at_start _ < /proc/loadavg  # times per update mean little on a bus
 die() { echo "$experiment: error: $*" >&2; exit 1; }
 step() { echo "$experiment: $*" >&2; }
 
-# Sets quick, out, build, data, seed, jobs, precision, beam, bin and python; creates OUT
-# and enters it.
+# Where seed S of a system trains (its save dir DIR) and translates to: seed 1 keeps the
+# one-seed layout, so that runs made before --seeds stay valid and resumable.
+seed_save_dir() { if (($2 == 1)); then echo "$1"; else echo "$1/seed$2"; fi; }
+seed_hyp_dir() { if (($1 == 1)); then echo "hyp"; else echo "hyp/seed$1"; fi; }
+
+# parse_seeds LIST: the seeds of --seeds (positive integers, comma-separated, no repeats).
+parse_seeds() {
+  local list=$1 s
+  [[ $list =~ ^[0-9]+(,[0-9]+)*$ ]] || die "--seeds '$list': expected positive integers separated by commas (e.g. 1,2,3)"
+  seeds=()
+  for s in ${list//,/ }; do
+    [[ $s =~ ^0*[1-9][0-9]{0,8}$ ]] || die "--seeds '$list': seed '$s' is not a positive integer below 10^9"
+    s=$((10#$s))
+    [[ " ${seeds[*]} " != *" $s "* ]] || die "--seeds '$list': seed $s is given twice"
+    seeds+=("$s")
+  done
+}
+
+# Sets quick, out, build, data, seeds (seed: the first), jobs, precision, beam, bin and
+# python; creates OUT and enters it.
 experiment_options() {
   quick=0 out="" build=${CSAN_BUILD_DIR:-$root/build} data=$root/../shared/data/multi30k seed=1 jobs=1 precision=""
-  valid_bleu=1 beam=5 table_args=() pids=() pid_names=() only="" all_systems=() report_only=0
+  valid_bleu=1 beam=5 table_args=() pids=() pid_names=() only="" all_systems=() report_only=0 seeds_list="" seeds_given=0 seed_given=0
+  declare -gA have_seed=()
   while (($#)); do
     case "$1" in
       --quick) quick=1 ;;
       --report-only) report_only=1 ;;
       --no-valid-bleu) valid_bleu=0 ;;
-      --out|--build|--data|--seed|--jobs|--precision|--systems)
+      --out|--build|--data|--seed|--seeds|--jobs|--precision|--systems)
         (($# >= 2)) || die "$1 needs a value"
         case "$1" in
-          --out) out=$2 ;; --build) build=$2 ;; --data) data=$2 ;; --seed) seed=$2 ;; --jobs) jobs=$2 ;;
+          --out) out=$2 ;; --build) build=$2 ;; --data) data=$2 ;; --seed) seed=$2 seed_given=1 ;; --seeds) seeds_list=$2 seeds_given=1 ;; --jobs) jobs=$2 ;;
           --precision) precision=$2 ;; --systems) only=",$2," ;;
         esac
         shift ;;
       -h|--help) script_help "$0"; exit 0 ;;
-      *) die "unknown option '$1' (see --help)" ;;
+      *)
+        # A script's own switches: experiment_flags=(--name ...) sets flag_name=1.
+        [[ " ${experiment_flags[*]:-} " == *" $1 "* ]] || die "unknown option '$1' (see --help)"
+        local flag=${1#--}
+        printf -v "flag_${flag//-/_}" 1 ;;
     esac
     shift
   done
   [[ $seed =~ ^[0-9]+$ ]] || die "--seed '$seed': not a non-negative integer"
+  seeds=("$seed")
+  if ((seeds_given)); then
+    ((seed_given == 0)) || die "--seed and --seeds: give one of them (--seed N is --seeds N)"
+    parse_seeds "$seeds_list"
+  fi
+  seed=${seeds[0]}
+  # The seeds as a setting paragraph says them.
+  if ((${#seeds[@]} == 1)); then seed_words="seed $seed"; else seed_words="seeds $(IFS=,; echo "${seeds[*]}" | sed 's/,/, /g')"; fi
   [[ $jobs =~ ^[0-9]+$ ]] && ((jobs >= 1)) || die "--jobs '$jobs': not a positive integer"
   [ -z "$only" ] || ((report_only == 0)) || die "--systems and --report-only: a table needs every system"
   case "$precision" in
@@ -112,54 +145,84 @@ preprocess() {
   fi
 }
 
-# train_and_translate NAME DIR [csan-train options]: trains `recipe` with `seed` and
-# --eval-bleu, then translates valid and test (beam `beam`) with the lowest-loss checkpoint.
+# train_and_translate NAME DIR SEED [csan-train options]: trains `recipe` with SEED and
+# --eval-bleu into the seed's save dir, then translates valid and test (beam `beam`) with its
+# lowest-loss checkpoint.
 # --no-valid-bleu drops --eval-bleu: the validations keep their schedule and losses, so the
 # same checkpoints are saved and chosen (tested: the same translations), and only
 # the curves lose their BLEU; on a GPU that BLEU (beam 5 over the valid set, about 40 times
 # a run) takes most of a small run's time (docs/experiments.md).
 train_and_translate() {
-  local name=$1 dir=$2 split
-  shift 2
+  local name=$1 dir split hyp what=$1
+  dir=$(seed_save_dir "$2" "$3")
+  hyp=$(seed_hyp_dir "$3")
+  local seed=$3
+  shift 3
+  ((${#seeds[@]} == 1)) || what="$name (seed $seed)"
   mkdir -p "$dir"
-  step "training $name -> $out/$dir (log: $dir/train.log)"
+  step "training $what -> $out/$dir (log: $dir/train.log)"
   # Appended, not replaced: a resumed run's log keeps the first part's lines.
   local eval_bleu=()
   ((valid_bleu == 0)) || eval_bleu=(--eval-bleu)
   "$bin/csan-train" "$recipe" --data data-bin --save-dir "$dir" --seed "$seed" ${eval_bleu[@]+"${eval_bleu[@]}"} \
     ${precision:+--precision "$precision"} ${threads[@]+"${threads[@]}"} "$@" >> "$dir/train.log" 2>&1 ||
-    { tail -3 "$dir/train.log" >&2; die "csan-train failed for $name (log: $out/$dir/train.log)"; }
+    { tail -3 "$dir/train.log" >&2; die "csan-train failed for $what (log: $out/$dir/train.log)"; }
   for split in valid test; do
-    mkdir -p "hyp/$split"
-    if [ ! -s "hyp/$split/$name" ] || [ "$dir/checkpoint_best.pt" -nt "hyp/$split/$name" ]; then
-      step "translating $split with $name"
+    mkdir -p "$hyp/$split"
+    local file=$hyp/$split/$name
+    if [ ! -s "$file" ] || [ "$dir/checkpoint_best.pt" -nt "$file" ]; then
+      step "translating $split with $what"
       "$bin/csan-generate" --path "$dir/checkpoint_best.pt" --data data-bin --gen-subset $split --beam "$beam" \
-        ${threads[@]+"${threads[@]}"} --output-format plain > "hyp/$split/$name.tmp" 2> "hyp/$split/$name.log" ||
-        { tail -3 "hyp/$split/$name.log" >&2; die "csan-generate failed for $name on $split"; }
-      mv "hyp/$split/$name.tmp" "hyp/$split/$name"
+        ${threads[@]+"${threads[@]}"} --output-format plain > "$file.tmp" 2> "$file.log" ||
+        { tail -3 "$file.log" >&2; die "csan-generate failed for $what on $split"; }
+      mv "$file.tmp" "$file"
     fi
   done
 }
 
-# run_system NAME DIR [csan-train options]: train_and_translate, in the background with
-# --jobs N > 1 once fewer than N systems are running.
+# The outputs --report-only needs of seed SEED of system NAME (save dir DIR).
+seed_outputs() {
+  local dir hyp
+  dir=$(seed_save_dir "$2" "$3")
+  hyp=$(seed_hyp_dir "$3")
+  echo "$dir/train.log" "$dir/metrics.jsonl" "$dir/run.json" "$hyp/valid/$1" "$hyp/test/$1"
+}
+
+# run_system NAME DIR [csan-train options]: train_and_translate for each seed, in the
+# background with --jobs N > 1 once fewer than N runs are running.
 run_system() {
-  all_systems+=("$1")
-  [ -z "$only" ] || [[ $only == *",$1,"* ]] || return 0
+  local name=$1 dir=$2 s f missing
+  shift 2
+  all_systems+=("$name")
+  [ -z "$only" ] || [[ $only == *",$name,"* ]] || return 0
   if ((report_only)); then
-    local f
-    for f in "$2/train.log" "$2/metrics.jsonl" "$2/run.json" "hyp/valid/$1" "hyp/test/$1"; do
-      [ -s "$f" ] || die "--report-only: $1 has no $out/$f (train it first, or copy its run's outputs there)"
+    # With several seeds, a seed a system lacks is left out of its mean (the table says
+    # how many seeds each system has); the first system, the baseline, needs every seed.
+    local found=0
+    for s in "${seeds[@]}"; do
+      missing=""
+      for f in $(seed_outputs "$name" "$dir" "$s"); do [ -s "$f" ] || { missing=$f; break; }; done
+      if [ -z "$missing" ]; then
+        have_seed[$name:$s]=1 found=1
+      elif ((${#seeds[@]} == 1 || ${#all_systems[@]} == 1)); then
+        die "--report-only: $name has no $out/$missing (train it first, or copy its run's outputs there)"
+      else
+        step "--report-only: $name has no $out/$missing: seed $s of $name is left out"
+      fi
     done
+    ((found)) || die "--report-only: $name has no outputs of any seed (${seeds[*]}) in $out"
     return 0
   fi
-  if ((jobs == 1)); then
-    train_and_translate "$@"
-    return
-  fi
-  while (($(jobs -pr | wc -l) >= jobs)); do sleep 1; done
-  train_and_translate "$@" &
-  pids+=($!) pid_names+=("$1")
+  for s in "${seeds[@]}"; do
+    have_seed[$name:$s]=1
+    if ((jobs == 1)); then
+      train_and_translate "$name" "$dir" "$s" "$@"
+      continue
+    fi
+    while (($(jobs -pr | wc -l) >= jobs)); do sleep 1; done
+    train_and_translate "$name" "$dir" "$s" "$@" &
+    pids+=($!) pid_names+=("$name$( ((${#seeds[@]} == 1)) || echo " (seed $s)")")
+  done
 }
 
 # finish_systems: waits for the systems run_system started; an error naming those that failed
@@ -205,18 +268,34 @@ report() {
     step "trained and translated ${only:1:-1} (--systems); without --systems the table follows"
     return 0
   fi
-  local names=() dirs=() labels=()
+  local names=() dirs=() labels=() seed_dirs=() seed_labels=() name dir s
   for system in "$@"; do
-    names+=("${system%%=*}") dirs+=("${system#*=}") labels+=(--label "${system%%=*}")
+    name=${system%%=*} dir=${system#*=}
+    names+=("$name") dirs+=("$dir") labels+=(--label "$name")
+    for s in "${seeds[@]}"; do
+      # plot-curves draws the runs of one label as one system's seeds (faint, and their mean).
+      [ -z "${have_seed[$name:$s]:-}" ] || { seed_dirs+=("$(seed_save_dir "$dir" "$s")") seed_labels+=(--label "$name"); }
+    done
   done
   local -A refs=([valid]="$valid_prefix.$tgt" [test]="$test_prefix.$tgt")
-  for split in valid test; do
-    step "scoring $split (BLEU, chrF2, paired bootstrap against ${names[0]})"
-    # Run inside hyp/SPLIT so that csan-score names the systems by their names.
-    (cd "hyp/$split" && "$bin/csan-score" "${refs[$split]}" -i "${names[@]}" --paired-bs \
-       -m bleu chrf -f json > "../../$split-scores.json.tmp" 2> "../../$split-scores.log") ||
-      { tail -3 "$split-scores.log" >&2; die "csan-score failed on $split"; }
-    mv "$split-scores.json.tmp" "$split-scores.json"
+  local score_args=() test_files=() seed_names hyp suffix width=()
+  ((${#seeds[@]} == 1)) || width=(-w 4)
+  for s in "${seeds[@]}"; do
+    seed_names=()
+    for name in "${names[@]}"; do [ -z "${have_seed[$name:$s]:-}" ] || seed_names+=("$name"); done
+    hyp=$(seed_hyp_dir "$s") suffix=$( ((s == 1)) || echo ".seed$s")
+    for split in valid test; do
+      step "scoring $split$( ((${#seeds[@]} == 1)) || echo " (seed $s)") (BLEU, chrF2, paired bootstrap against ${names[0]})"
+      # Run inside the hyp folder of SPLIT so that csan-score names the systems by their names.
+      # With several seeds, 4 decimals: the means and deviations are of the scores, not of
+      # their roundings (one seed keeps csan-score's default and today's table).
+      (cd "$hyp/$split" && "$bin/csan-score" "${refs[$split]}" -i "${seed_names[@]}" --paired-bs \
+         -m bleu chrf ${width[@]+"${width[@]}"} -f json > "$out/$split-scores$suffix.json.tmp" 2> "$out/$split-scores$suffix.log") ||
+        { tail -3 "$split-scores$suffix.log" >&2; die "csan-score failed on $split$suffix"; }
+      mv "$split-scores$suffix.json.tmp" "$split-scores$suffix.json"
+    done
+    score_args+=(--valid-scores "valid-scores$suffix.json" --test-scores "test-scores$suffix.json")
+    ((${#test_files[@]})) || test_files=("test-scores$suffix.json")
   done
 
   local plots without_bleu=()
@@ -232,12 +311,13 @@ report() {
     setting="$setting $(machine_line "${dirs[0]}/train.log")"
   fi
   "$python" "$root/tools/experiments/results_table.py" --output results.md ${table_args[@]+"${table_args[@]}"} \
-    --title "$title" --setting "$setting" --valid-scores valid-scores.json --test-scores test-scores.json "$@"
+    --title "$title" --setting "$setting" --seeds "$(IFS=,; echo "${seeds[*]}")" \
+    "${score_args[@]}" "$@"
 
   if "$python" -c 'import matplotlib' 2>/dev/null; then
-    "$python" "$root/tools/plot-curves" "${dirs[@]}" "${labels[@]}" --title "$curves_title" -o curves.png
-    "$python" "$root/tools/plot-curves" --paired-bs test-scores.json -o test-significance.png \
-      --title "Test set: paired bootstrap against ${names[0]} (* p < 0.05)"
+    "$python" "$root/tools/plot-curves" "${seed_dirs[@]}" "${seed_labels[@]}" --title "$curves_title" -o curves.png
+    "$python" "$root/tools/plot-curves" --paired-bs "${test_files[0]}" -o test-significance.png \
+      --title "Test set: paired bootstrap against ${names[0]} (* p < 0.05)$( ((${#seeds[@]} == 1)) || echo ", seed ${seeds[0]}")"
     plots=" curves.png, test-significance.png"
   else
     step "no plots: python3-matplotlib is not installed (tools/install-deps.sh --plots); the table is written"

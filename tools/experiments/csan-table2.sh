@@ -6,7 +6,7 @@
 # per update, valid/test BLEU and chrF2, p-values) and, when Debian's python3-matplotlib
 # is installed, OUT/curves.png and OUT/test-significance.png (tools/plot-curves).
 #
-#   tools/experiments/csan-table2.sh [--quick] [--out DIR] [--build DIR] [--data DIR] [--seed N]
+#   tools/experiments/csan-table2.sh [--quick] [--out DIR] [--build DIR] [--data DIR] [--seed N | --seeds 1,2,3]
 #          [--jobs N] [--precision P] [--no-valid-bleu] [--systems A,B | --report-only]
 #
 # full     recipes/multi30k-small.yaml (d 256, 3 + 3 layers, joint 8k SentencePiece),
@@ -14,6 +14,9 @@
 #          layers 0 and 1. Hours on 2 CPU cores (docs/experiments.md, "Expected times").
 # --quick  the built-in toy corpus (1,000 pairs) and the tiny recipe, 80 updates: under a
 #          minute; checks the pipeline, not the paper (ctest runs it).
+# --seeds 1,2,3  each system trains once per seed (seed 1 in its usual save dir, seed S in
+#            DIR/seedS); the table gives mean ± sd over seeds and a test of both test-set
+#            and training variance, Holm-adjusted (results_table.py).
 # --jobs N   up to N systems train at once (on a GPU machine; on a CPU each gets 1/N of
 #            the cores); --precision P (fp32, fp16, amp, bf16) is given to csan-train.
 # --no-valid-bleu  validations without BLEU (losses only: the same checkpoints, tested; on a
@@ -34,14 +37,14 @@ if ((quick)); then
   train_args=(--max-update 80 --log-interval 10 --set dataset.validate_interval_updates=40 --set dataset.max_tokens=1024
               --set lr_scheduler.warmup_updates=20 --set task.eval_bleu_beam=1 --set checkpoint.no_epoch_checkpoints=true)
   csan1d=(--arch csan1d_tiny) csan2d=(--arch csan2d_tiny)
-  setting="Quick check (--quick): the built-in toy corpus (1,000 training pairs), recipes/tiny-transformer.yaml, 80 updates of 1,024 tokens, seed $seed; csan1d_tiny / csan2d_tiny (window 11, 1 / 3 heads, encoder layer 0). Numbers say nothing about the paper."
+  setting="Quick check (--quick): the built-in toy corpus (1,000 training pairs), recipes/tiny-transformer.yaml, 80 updates of 1,024 tokens, $seed_words; csan1d_tiny / csan2d_tiny (window 11, 1 / 3 heads, encoder layer 0). Numbers say nothing about the paper."
 else
   multi30k_corpus
   corpus="Multi30k En→De" recipe=$root/recipes/multi30k-small.yaml spm_vocab=8000
   train_args=()
   csan_common=(--arch csan --set model.csan.window=11 --set "model.csan.encoder_layers=[0,1]")
   csan1d=("${csan_common[@]}" --set model.csan.head_window=1) csan2d=("${csan_common[@]}" --set model.csan.head_window=3)
-  setting="Multi30k En→De (29,000 / 1,014 / 1,000 pairs: train / val / test2016), joint 8k SentencePiece vocabulary, recipes/multi30k-small.yaml (d 256, FFN 1024, 4 heads, 3 + 3 layers, dropout 0.3, 4,096 tokens per batch, 4,000 updates), seed $seed, beam 5, checkpoint with the lowest validation loss. CSAN: window 11, 1 head (1-D) or 3 heads (2-D), encoder layers 0 and 1; parameter-free."
+  setting="Multi30k En→De (29,000 / 1,014 / 1,000 pairs: train / val / test2016), joint 8k SentencePiece vocabulary, recipes/multi30k-small.yaml (d 256, FFN 1024, 4 heads, 3 + 3 layers, dropout 0.3, 4,096 tokens per batch, 4,000 updates), $seed_words, beam 5, checkpoint with the lowest validation loss. CSAN: window 11, 1 head (1-D) or 3 heads (2-D), encoder layers 0 and 1; parameter-free."
 fi
 preprocess $spm_vocab
 
@@ -52,5 +55,5 @@ run_system CSAN-2D csan2d ${train_args[@]+"${train_args[@]}"} "${csan2d[@]}"
 finish_systems
 
 report "CSAN Table 2: Transformer vs CSAN-1D vs CSAN-2D, $corpus" \
-  "CSAN Table 2, $corpus: Transformer vs CSAN-1D vs CSAN-2D (seed $seed)" "$setting" \
+  "CSAN Table 2, $corpus: Transformer vs CSAN-1D vs CSAN-2D ($seed_words)" "$setting" \
   Transformer=transformer CSAN-1D=csan1d CSAN-2D=csan2d

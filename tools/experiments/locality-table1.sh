@@ -9,7 +9,7 @@
 # BLEU beside them) and, when Debian's python3-matplotlib is installed, OUT/curves.png and
 # OUT/test-significance.png (tools/plot-curves).
 #
-#   tools/experiments/locality-table1.sh [--quick] [--out DIR] [--build DIR] [--data DIR] [--seed N]
+#   tools/experiments/locality-table1.sh [--quick] [--variants] [--out DIR] [--build DIR] [--data DIR] [--seed N | --seeds 1,2,3]
 #          [--jobs N] [--precision P] [--no-valid-bleu] [--systems A,B | --report-only]
 #
 # full     recipes/multi30k-small.yaml (d 256, 4 heads, 3 + 3 layers, joint 8k SentencePiece),
@@ -18,8 +18,17 @@
 #          LOCAL_HARD (2 of 4 heads local), LOCAL_SOFT, CNNs and CSAN-2D; every attention for
 #          REL_POS; every encoder layer for BLOCK. About a day on 2 CPU cores (docs/experiments.md,
 #          "Expected times").
+# --variants  also the variants a reviewer asks for, as rows of their own (--systems picks
+#          them like the others): LOCAL_HARD-authors (the first author's form: the Gaussian on
+#          the logits, no window; model.local_hard.form=authors), BLOCK-lowest (BLOCK only where
+#          the other methods are: encoder layers 0 and 1), BLOCK-8 (blocks of 8, every encoder
+#          layer) and CSAN-2D-authors (the authors' head boundary: keys wrap, values clamp at
+#          the edge heads; model.csan.head_boundary=authors).
 # --quick  the built-in toy corpus (1,000 pairs) and the tiny recipe, 40 updates each:
 #          under a minute; checks the pipeline, not the paper (ctest runs it).
+# --seeds 1,2,3  each system trains once per seed (seed 1 in its usual save dir, seed S in
+#            DIR/seedS); the table gives mean ± sd over seeds and a test of both test-set
+#            and training variance, Holm-adjusted (results_table.py).
 # --jobs N   up to N systems train at once (on a GPU machine; on a CPU each gets 1/N of
 #            the cores); --precision P (fp32, fp16, amp, bf16) is given to csan-train.
 # --no-valid-bleu  validations without BLEU (losses only: the same checkpoints, tested; on a
@@ -31,12 +40,16 @@
 # checkpoint_last.pt. Only the executables' command lines are used.
 set -euo pipefail
 experiment=locality-table1
+experiment_flags=(--variants) flag_variants=0
 source "$(dirname "$0")/common.sh"
 experiment_options "$@"
 
 systems=(Transformer BI_DIRECT REL_POS NEIGHBOR LOCAL_HARD LOCAL_SOFT BLOCK CNNs CSAN-2D)
 declare -A dirs=([Transformer]=transformer [BI_DIRECT]=bi_direct [REL_POS]=rel_pos [NEIGHBOR]=neighbor
-                 [LOCAL_HARD]=local_hard [LOCAL_SOFT]=local_soft [BLOCK]=block [CNNs]=cnns [CSAN-2D]=csan2d)
+                 [LOCAL_HARD]=local_hard [LOCAL_SOFT]=local_soft [BLOCK]=block [CNNs]=cnns [CSAN-2D]=csan2d
+                 [LOCAL_HARD-authors]=local_hard_authors [BLOCK-lowest]=block_lowest [BLOCK-8]=block_8
+                 [CSAN-2D-authors]=csan2d_authors)
+((flag_variants == 0)) || systems+=(LOCAL_HARD-authors BLOCK-lowest BLOCK-8 CSAN-2D-authors)
 # The settings of one system: model.attention chains and the entry's keys (the presets'
 # choices, on the recipe's model).
 settings() {
@@ -49,9 +62,13 @@ settings() {
                --set "model.attention.decoder.cross=[rel_pos]" --set model.rel_pos.clip=16 \
                --set "model.rel_pos.encoder_layers=$all" --set "model.rel_pos.decoder_layers=$all" \
                --set "model.rel_pos.cross_layers=$all" ;;
+    csan2d_authors) echo "$(settings csan2d "$lowest" "$all" "$half_heads")" --set model.csan.head_boundary=authors ;;
     block) echo --set "model.attention.encoder.self=[block]" --set model.block.size=4 --set "model.block.encoder_layers=$all" ;;
+    block_lowest) echo --set "model.attention.encoder.self=[block]" --set model.block.size=4 --set "model.block.encoder_layers=$lowest" ;;
+    block_8) echo --set "model.attention.encoder.self=[block]" --set model.block.size=8 --set "model.block.encoder_layers=$all" ;;
     local_hard) echo --set "model.attention.encoder.self=[local_hard]" --set model.local_hard.window=10 \
                   --set model.local_hard.global_heads=$half_heads --set "model.local_hard.encoder_layers=$lowest" ;;
+    local_hard_authors) echo "$(settings local_hard "$lowest" "$all" "$half_heads")" --set model.local_hard.form=authors ;;
     *) echo --set "model.attention.encoder.self=[$method]" --set "model.$method.encoder_layers=$lowest" ;;
   esac
 }
@@ -64,15 +81,16 @@ if ((quick)); then
   layers=("[0]" "[0,1]" 2)  # the lowest-three methods' layers, every layer, LOCAL_HARD's global heads
   csan_arch=(--arch csan2d_tiny)
   beam=2
-  setting="Quick check (--quick): the built-in toy corpus (1,000 training pairs), recipes/tiny-transformer.yaml (2 + 2 layers, 4 heads), 40 updates of 1,024 tokens, seed $seed, beam $beam; the methods in encoder layer 0, REL_POS everywhere, BLOCK in both encoder layers. Numbers say nothing about the paper."
+  setting="Quick check (--quick): the built-in toy corpus (1,000 training pairs), recipes/tiny-transformer.yaml (2 + 2 layers, 4 heads), 40 updates of 1,024 tokens, $seed_words, beam $beam; the methods in encoder layer 0, REL_POS everywhere, BLOCK in both encoder layers. Numbers say nothing about the paper."
 else
   multi30k_corpus
   corpus="Multi30k En→De" recipe=$root/recipes/multi30k-small.yaml spm_vocab=8000
   train_args=()
   layers=("[0,1]" "[0,1,2]" 2)
   csan_arch=(--arch csan)  # the recipe's sizes with CSAN's entry
-  setting="Multi30k En→De (29,000 / 1,014 / 1,000 pairs: train / val / test2016), joint 8k SentencePiece vocabulary, recipes/multi30k-small.yaml (d 256, FFN 1024, 4 heads, 3 + 3 layers, dropout 0.3, 4,096 tokens per batch, 4,000 updates), seed $seed, beam $beam, checkpoint with the lowest validation loss. BI_DIRECT, NEIGHBOR, LOCAL_HARD (window 10, 2 of 4 heads local), LOCAL_SOFT, CNNs (4 convolutions of kernel 7) and CSAN-2D (11 positions x 3 heads) in encoder layers 0 and 1; REL_POS (k 16) in every attention; BLOCK (blocks of 4) in every encoder layer."
+  setting="Multi30k En→De (29,000 / 1,014 / 1,000 pairs: train / val / test2016), joint 8k SentencePiece vocabulary, recipes/multi30k-small.yaml (d 256, FFN 1024, 4 heads, 3 + 3 layers, dropout 0.3, 4,096 tokens per batch, 4,000 updates), $seed_words, beam $beam, checkpoint with the lowest validation loss. BI_DIRECT, NEIGHBOR, LOCAL_HARD (window 10, 2 of 4 heads local), LOCAL_SOFT, CNNs (4 convolutions of kernel 7) and CSAN-2D (11 positions x 3 heads) in encoder layers 0 and 1; REL_POS (k 16) in every attention; BLOCK (blocks of 4) in every encoder layer."
 fi
+((flag_variants == 0)) || setting="$setting Variants (--variants): LOCAL_HARD-authors (the first author's code: the Gaussian added to the logits, no window), BLOCK-lowest (blocks of 4 in the layers of the other methods only), BLOCK-8 (blocks of 8 in every encoder layer), CSAN-2D-authors (keys wrap and values clamp at the edge heads, as the authors' code)."
 preprocess $spm_vocab
 
 for name in "${systems[@]}"; do
@@ -99,4 +117,4 @@ table_args=(--relative --paper-columns table1.json)
 pairs=()
 for name in "${systems[@]}"; do pairs+=("$name=${dirs[$name]}"); done
 report "CSAN Table 1: the Transformer, seven locality baselines and 2-D CSAN, $corpus" \
-  "CSAN Table 1, $corpus: Transformer, locality baselines, CSAN-2D (seed $seed)" "$setting" "${pairs[@]}"
+  "CSAN Table 1, $corpus: Transformer, locality baselines, CSAN-2D ($seed_words)" "$setting" "${pairs[@]}"

@@ -25,6 +25,10 @@
 # OUT/NAME-results.md (OUT default: build-gpu/experiments-out). CSAN_GPU_QUICK=1
 # runs the scripts' --quick settings instead (a check of this script, on any machine with
 # CSAN_GPU_BUILD_DIR set to a build); CSAN_GPU_WORK moves the runs out of build-gpu.
+# CSAN_GPU_SEEDS (default 1) is the scripts' --seeds, e.g. 1,2,3: every system trains once
+# per seed, all side by side (3 seeds of the 12 trainings are 36 runs, more than one call's
+# deadline: each further call on the warm machine resumes them). CSAN_GPU_VARIANTS=1 gives
+# locality-table1.sh --variants (LOCAL_HARD-authors, BLOCK-lowest, BLOCK-8, CSAN-2D-authors).
 source "$(dirname "$0")/../script-help.sh"
 help_if_asked "$0" "$@"
 set -uo pipefail
@@ -37,12 +41,18 @@ deadline=${CSAN_GPU_DEADLINE:-540}
 precision=${CSAN_GPU_PRECISION:-fp16}
 quick=(); [ "${CSAN_GPU_QUICK:-0}" = 1 ] && quick=(--quick)
 valid_bleu=(--no-valid-bleu); [ "${CSAN_GPU_VALID_BLEU:-0}" = 1 ] && valid_bleu=()
+seeds=${CSAN_GPU_SEEDS:-1}
+seed_list=${seeds//[^,]/}
+seed_count=$((${#seed_list} + 1))
+variants=(); [ "${CSAN_GPU_VARIANTS:-0}" = 1 ] && variants=(--variants)
+locality_methods=BI_DIRECT,REL_POS,NEIGHBOR,LOCAL_HARD,LOCAL_SOFT,BLOCK,CNNs
+((${#variants[@]} == 0)) || locality_methods=$locality_methods,LOCAL_HARD-authors,BLOCK-lowest,BLOCK-8,CSAN-2D-authors
 
 # CSAN_GPU_RUNS picks the comparisons, each NAME or NAME:SYSTEM,SYSTEM (the script's
 # --systems: those train and translate, and the table is left for --report-only where
 # their outputs meet the others').
 declare -A scripts=([csan-table2]=csan-table2.sh [ccn]=ccn-vs-transformer.sh [locality]=locality-table1.sh)
-declare -A system_count=([csan-table2]=3 [ccn]=2 [locality]=9)
+declare -A system_count=([csan-table2]=3 [ccn]=2 [locality]=$((${#variants[@]} ? 13 : 9)))
 read -r -a wanted <<< "${CSAN_GPU_RUNS:-csan-table2 ccn locality}"
 names=()
 declare -A subset=()
@@ -70,12 +80,17 @@ has() { [[ " ${names[*]} " == *" $1 "* ]]; }
 share_locality=0
 if has csan-table2 && has locality && [ -z "${subset[locality]:-}" ] && ((${#quick[@]} == 0)); then
   share_locality=1
-  subset[locality]=BI_DIRECT,REL_POS,NEIGHBOR,LOCAL_HARD,LOCAL_SOFT,BLOCK,CNNs
+  subset[locality]=$locality_methods
   mkdir -p "$runs/locality"
   ln -sfn ../csan-table2/transformer "$runs/locality/transformer"
   ln -sfn ../csan-table2/csan2d "$runs/locality/csan2d"
 fi
-jobs_of() { if [ -n "${subset[$1]:-}" ]; then local list=${subset[$1]//[^,]/}; echo $((${#list} + 1)); else echo "${system_count[$1]}"; fi; }
+# The trainings of one comparison: its systems (or --systems) times the seeds.
+jobs_of() {
+  local count=${system_count[$1]}
+  if [ -n "${subset[$1]:-}" ]; then local list=${subset[$1]//[^,]/}; count=$((${#list} + 1)); fi
+  echo $((count * seed_count))
+}
 
 launch() {  # NAME SCRIPT JOBS CORES [script options]
   local name=$1 script=$2 jobs=$3 cores=$4
@@ -90,7 +105,7 @@ launch() {  # NAME SCRIPT JOBS CORES [script options]
   (($(nproc) >= 16)) && pin=(taskset -c "$cores")
   setsid ${pin[@]+"${pin[@]}"} "$root/tools/experiments/$script" --out "$runs/$name" --build "$build" \
     --data "$root/.gpu/multi30k" --jobs "$jobs" --precision "$precision" ${quick[@]+"${quick[@]}"} \
-    ${valid_bleu[@]+"${valid_bleu[@]}"} "$@" >> "$runs/$name.log" 2>&1 &
+    ${valid_bleu[@]+"${valid_bleu[@]}"} --seeds "$seeds" "$@" >> "$runs/$name.log" 2>&1 &
   pids+=($!)
 }
 # Each script on its own CPU cores (taskset), in proportion to its trainings.
@@ -100,14 +115,17 @@ for name in "${names[@]}"; do
   jobs=$(jobs_of "$name")
   count=$((jobs * $(nproc) / total > 0 ? jobs * $(nproc) / total : 1))
   last=$((first + count - 1 < $(nproc) ? first + count - 1 : $(nproc) - 1))
-  launch "$name" "${scripts[$name]}" "$jobs" "$first-$last" ${subset[$name]:+--systems "${subset[$name]}"}
+  local_args=()
+  [ "$name" != locality ] || local_args=(${variants[@]+"${variants[@]}"})
+  launch "$name" "${scripts[$name]}" "$jobs" "$first-$last" ${subset[$name]:+--systems "${subset[$name]}"} \
+    ${local_args[@]+"${local_args[@]}"}
   first=$((last + 1 < $(nproc) ? last + 1 : 0))
 done
 
 # Progress every minute: the last update each training logged.
 progress() {
   local line="" f
-  for f in "$runs"/*/*/metrics.jsonl; do
+  for f in "$runs"/*/*/metrics.jsonl "$runs"/*/*/seed*/metrics.jsonl; do
     [ -s "$f" ] || continue
     line="$line $(basename "$(dirname "$(dirname "$f")")")/$(basename "$(dirname "$f")"):$(tail -1 "$f" | grep -o '"update": *[0-9]*' | grep -o '[0-9]*$')"
   done
@@ -135,7 +153,7 @@ done
 if ((failed == 0)) && ((share_locality)) && (($(date +%s) - start < deadline)); then
   step "the locality table: its Transformer and CSAN-2D translate, then the table"
   pids=()
-  launch locality locality-table1.sh 9 "0-$(($(nproc) - 1))"
+  launch locality locality-table1.sh "$(jobs_of locality)" "0-$(($(nproc) - 1))" ${variants[@]+"${variants[@]}"}
   wait "${pids[0]}"
 fi
 for name in "${names[@]}"; do echo "== $name"; tail -4 "$runs/$name.log"; done

@@ -37,6 +37,30 @@ def _x_values(run, x_axis, wall_scale):
     return {id(r): r.wall / wall_scale for r in run.records}
 
 
+def _points(run, kind, key, x_axis, wall_scale):
+    xs = _x_values(run, x_axis, wall_scale)
+    return [(xs[id(r)], r.data[key]) for r in run.of_kind(kind) if finite(r.data.get(key))]
+
+
+def seed_groups(runs):
+    """The runs grouped by label, in the order of first appearance: runs that share a label
+    are the seeds of one system."""
+    groups = {}
+    for run in runs:
+        groups.setdefault(run.label, []).append(run)
+    return list(groups.values())
+
+
+def mean_curve(curves):
+    """The mean of several runs' (x, y) points at the x values all of them have (the seeds of
+    one recipe log and validate at the same updates); [] when one has no points."""
+    if not curves or not all(curves):
+        return []
+    by_x = [dict(points) for points in curves]
+    common = sorted(set(by_x[0]).intersection(*by_x[1:]))
+    return [(x, sum(d[x] for d in by_x) / len(by_x)) for x in common]
+
+
 def learning_curves(runs, x_axis, metric, title):
     plt = import_pyplot()
     wall_scale, wall_label = _wall_scale(runs)
@@ -48,13 +72,24 @@ def learning_curves(runs, x_axis, metric, title):
         panels.append(("valid", metric, f"validation {name}", METRIC_UNITS.get(metric, name)))
     fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.4), squeeze=False)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for i, run in enumerate(runs):
-        xs = _x_values(run, x_axis, wall_scale)
+    for i, group in enumerate(seed_groups(runs)):
+        color = colors[i % len(colors)]
         for ax, (kind, key, _, _) in zip(axes[0], panels):
-            points = [(xs[id(r)], r.data[key]) for r in run.of_kind(kind) if finite(r.data.get(key))]
-            if points:
-                ax.plot(*zip(*points), color=colors[i % len(colors)], label=run.label,
-                        marker="o" if kind == "valid" else None, markersize=3.5, linewidth=1.5)
+            marker = "o" if kind == "valid" else None
+            curves = [_points(run, kind, key, x_axis, wall_scale) for run in group]
+            if len(group) == 1:
+                if curves[0]:
+                    ax.plot(*zip(*curves[0]), color=color, label=group[0].label, marker=marker, markersize=3.5,
+                            linewidth=1.5)
+                continue
+            # Several runs of one label are one system's seeds: each faintly, their mean boldly.
+            for points in curves:
+                if points:
+                    ax.plot(*zip(*points), color=color, alpha=0.3, linewidth=0.8)
+            mean = mean_curve(curves)
+            if mean:
+                ax.plot(*zip(*mean), color=color, label=f"{group[0].label} (mean of {len(group)} seeds)",
+                        marker=marker, markersize=3.5, linewidth=2.2)
     for ax, (_, _, panel_title, y_label) in zip(axes[0], panels):
         ax.set_title(panel_title)
         ax.set_xlabel(x_label)
@@ -64,7 +99,7 @@ def learning_curves(runs, x_axis, metric, title):
             ax.legend(fontsize="small")
         else:
             ax.text(0.5, 0.5, "no records", ha="center", va="center", transform=ax.transAxes, color="gray")
-    fig.suptitle(title or "Learning curves: " + ", ".join(run.label for run in runs))
+    fig.suptitle(title or "Learning curves: " + ", ".join(group[0].label for group in seed_groups(runs)))
     fig.tight_layout()
     return fig
 

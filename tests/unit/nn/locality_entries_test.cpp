@@ -184,6 +184,16 @@ Method local_hard_reference(LocalHardEntry& e, int64_t global_heads, int64_t win
   };
 }
 
+// The first author's form (Context-Aware-SAN, layers/attention_local.py): the logits of the
+// local heads get -2 ((p_i - j) / D)^2, i.e. -(j - p_i)^2 / (2 σ^2) with σ = D / 2; no window.
+Method local_hard_authors_reference(LocalHardEntry& e, int64_t global_heads, int64_t window) {
+  return [&e, global_heads, window](const Call& c) {
+    auto aligned = predicted(e.predictor, c.q) * (visible_keys(c) - 1);
+    auto logits = -2 * ((aligned - key_positions(c.k.size(1))) / double(window)).square();
+    return Reference{with_global_heads(logits, global_heads, 0.0), {}, {}};
+  };
+}
+
 // ---- forward and gradient --------------------------------------------------------------
 
 // Loss weights that leave out padding queries (what they compute is nobody's concern).
@@ -294,6 +304,40 @@ TEST(LocalityEntries, LocalHardEqualsLocalPAttention) {
       expect_equals_reference("local_hard", entry, local_hard_reference(*entry, 2, window), s);
     }
   }
+}
+
+TEST(LocalityEntries, LocalHardAuthorsFormAddsTheGaussianToTheLogits) {
+  for (Site s : {Site{false, true}, Site{true, true}, Site{false, false}}) {
+    for (int64_t window : {1, 3}) {
+      torch::manual_seed(9);
+      auto entry = std::make_shared<LocalHardEntry>(kDim, kHeads, 2, window, /*authors_form=*/true);
+      EXPECT_EQ(entry->uses(), AttentionEntry::kBias);  // the softmax renormalises
+      expect_equals_reference("local_hard", entry, local_hard_authors_reference(*entry, 2, window), s);
+    }
+  }
+}
+
+// One query, one local head, by hand: centre p = 1 (sigmoid 0.5 of 3 keys' I - 1 = 2),
+// D = 2 (σ = 1), logits 0: weights ∝ exp(-(j - 1)^2 / 2) = e^-0.5, 1, e^-0.5 over j = 0, 1, 2,
+// renormalised; the window form would leave them e^-0.5 / 3, 1 / 3, e^-0.5 / 3.
+TEST(LocalityEntries, LocalHardAuthorsFormByHand) {
+  auto entry = std::make_shared<LocalHardEntry>(4, 1, 0, 2, /*authors_form=*/true);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : entry->predictor->parameters()) p.zero_();  // sigmoid(0) = 0.5 for every query
+  }
+  AttentionInputs in;
+  in.q = torch::zeros({1, 1, 1, 4});  // [B, Tq, H, d]
+  in.query_length = 1;
+  in.key_length = 3;
+  const torch::Tensor bias = entry->bias(in);
+  const torch::Tensor weights = torch::softmax(bias, -1).flatten();
+  const double e = std::exp(-0.5), total = 1 + 2 * e;
+  EXPECT_NEAR(bias.flatten()[0].item<double>(), -0.5, 1e-6);
+  EXPECT_NEAR(bias.flatten()[1].item<double>(), 0.0, 1e-6);
+  EXPECT_NEAR(weights[0].item<double>(), e / total, 1e-6);
+  EXPECT_NEAR(weights[1].item<double>(), 1 / total, 1e-6);
+  EXPECT_NEAR(weights[2].item<double>(), e / total, 1e-6);
 }
 
 // ---- BLOCK ------------------------------------------------------------------------------
