@@ -98,6 +98,12 @@ def sha256(path):
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+def corpus_provenance():
+    """What every MANIFEST.json says about the sentences used."""
+    return {"translated": f"first {TRANSLATE_LINES} lines of multi30k test2016.en",
+            "logits_batch": f"multi30k val lines {list(LOGITS_PAIRS)} (0-based)"}
+
+
 def write_manifest(folder, provenance):
     """MANIFEST.json: provenance (library commits, versions, stubs) and the sha256 of every file,
     so a rerun can be compared and the tests know what belongs to the fixture."""

@@ -13,8 +13,9 @@ For each variant of the `transformer` family (VARIANTS below) it:
      does) and records teacher-forced decoder log-probs on a fixed batch (logits.npy, batch.json)
      and beam-5 translations of the first 200 sentences of test2016.en with fairseq's
      SequenceGenerator (hyp.ids.txt, hyp.txt, hyp.scores.txt);
-  5. checks that a checkpoint whose cfg holds only plain dicts/lists/strings/numbers (what an
-     exporter writing the pickle from C++ can produce) loads to the same log-probs.
+  5. checks that the minimal checkpoints of FORMATS.md 6(a)/6(b) (cfg holding only plain
+     dicts/lists/strings/numbers, or with cfg["model"] a small Namespace) load to the same
+     log-probs, and that dropping encoder.version/decoder.version changes pre-norm models.
 
   make_fairseq_fixtures.py --fairseq-src DIR            (re)write the fixtures
   make_fairseq_fixtures.py --fairseq-src DIR --check    rebuild in a scratch folder and require
@@ -355,13 +356,21 @@ def build_variant(out, work, spm_dir, name, variant):
     common.save_lines(out / "hyp.scores.txt", scores)
     distinct, stopped = check_not_degenerate(name, ids)
 
-    plain = work / f"{name}.plain.pt"
-    torch.save(minimal_plain_state(args, out, model), plain)
-    plain_models, _, plain_task = load(plain, out)
-    _, plain_lprobs = teacher_forced(plain_models, plain_task, spm_dir)
-    if not np.array_equal(plain_lprobs, lprobs):
-        common.fail(f"{name}: the plain-dict checkpoint gives other log-probs "
-                    f"(max diff {abs(plain_lprobs - lprobs).max()})")
+    # The two minimal forms of FORMATS.md 6(a) and 6(b): cfg.model a plain dict, or a Namespace
+    # with arch, task and languages added (what CTranslate2's converter needs).
+    for form in ("dict", "namespace"):
+        state = minimal_plain_state(args, out, model)
+        if form == "namespace":
+            m = state["cfg"]["model"]
+            state["cfg"]["model"] = Namespace(**m, arch=m["_name"], task="translation",
+                                              source_lang="en", target_lang="de", data=".")
+        path = work / f"{name}.minimal-{form}.pt"
+        torch.save(state, path)
+        minimal_models, _, minimal_task = load(path, out)
+        _, minimal_lprobs = teacher_forced(minimal_models, minimal_task, spm_dir)
+        if not np.array_equal(minimal_lprobs, lprobs):
+            common.fail(f"{name}: the minimal checkpoint (cfg.model a {form}) gives other "
+                        f"log-probs (max diff {abs(minimal_lprobs - lprobs).max()})")
     # Without encoder.version / decoder.version, fairseq's upgrade_state_dict_named takes the
     # checkpoint for a pre-2018 one and drops the final layer norms of pre-norm models.
     unversioned = minimal_plain_state(args, out, model)
@@ -374,7 +383,7 @@ def build_variant(out, work, spm_dir, name, variant):
             "log_probs_change_without_version_keys": not np.array_equal(loose_lprobs, lprobs),
             "init_scaling": variant["init_scaling"],
             "joined_dictionary": variant["joined"], "distinct_translations": distinct,
-            "plain_cfg_checkpoint_loads_identically": True,
+            "minimal_checkpoints_load_identically": ["cfg.model a dict", "cfg.model a Namespace"],
             "parameters": sum(p.numel() for p in model.parameters())}
 
 
@@ -394,9 +403,8 @@ def build(out, fairseq_src, stubbed):
         "library": "facebookresearch/fairseq", "commit": common.git_commit(fairseq_src),
         "fairseq_version": fairseq.__version__, "torch": torch.__version__,
         "python": sys.version.split()[0], "stubbed_modules": ["hydra (tools/interop/stubs)"]
-        + stubbed, "generation": GENERATION, 
-        "translated": f"first {common.TRANSLATE_LINES} lines of multi30k test2016.en",
-        "logits_batch": f"multi30k val lines {list(common.LOGITS_PAIRS)} (0-based)",
+        + stubbed, "generation": GENERATION,
+        **common.corpus_provenance(),
         "variants": variants})
 
 

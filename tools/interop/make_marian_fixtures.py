@@ -209,8 +209,7 @@ def build(out, src, stubbed):
         "generation": dict(GENERATION, max_new_tokens=f"int({MAX_LEN_A} * source length "
                            f"+ {MAX_LEN_B})", batch="one sentence at a time",
                            bad_words_ids="[[pad]] from the model config"),
-        "translated": f"first {common.TRANSLATE_LINES} lines of multi30k test2016.en",
-        "logits_batch": f"multi30k val lines {list(common.LOGITS_PAIRS)} (0-based)",
+        **common.corpus_provenance(),
         "distinct_translations": check_not_degenerate(ids),
         "parameters": sum(p.numel() for p in model.parameters()),
         "hyp.ids.txt": "generate()'s sequences: decoder start (pad) first, </s> last"})

@@ -65,6 +65,22 @@ def ffn(w, prefix, x, act):
     return h @ w[f"{prefix}.fc2.weight"].T + w[f"{prefix}.fc2.bias"]
 
 
+def encoder_layer(w, p, x, heads, pre, act):
+    """Self-attention then feed-forward, each in a residual block (fairseq and Marian alike)."""
+    x = sublayer(x, f"{p}.self_attn_layer_norm", w, pre,
+                 lambda h: attention(w, f"{p}.self_attn", h, h, heads, False))
+    return sublayer(x, f"{p}.final_layer_norm", w, pre, lambda h: ffn(w, p, h, act))
+
+
+def decoder_layer(w, p, y, memory, heads, pre, act):
+    """Causal self-attention, attention over the encoder output, feed-forward."""
+    y = sublayer(y, f"{p}.self_attn_layer_norm", w, pre,
+                 lambda h: attention(w, f"{p}.self_attn", h, h, heads, True))
+    y = sublayer(y, f"{p}.encoder_attn_layer_norm", w, pre,
+                 lambda h: attention(w, f"{p}.encoder_attn", h, memory, heads, False))
+    return sublayer(y, f"{p}.final_layer_norm", w, pre, lambda h: ffn(w, p, h, act))
+
+
 # ---------------------------------------------------------------- fairseq
 
 def fairseq_sinusoidal(rows, dim, padding_idx):
@@ -102,24 +118,15 @@ def fairseq_forward(w, a, src, prev, pad=1):
     pre = a["encoder_normalize_before"]
     x = fairseq_embed(w, "encoder", a, np.asarray(src), pad)
     for i in range(a["encoder_layers"]):
-        p = f"encoder.layers.{i}"
-        x = sublayer(x, f"{p}.self_attn_layer_norm", w, pre,
-                     lambda h: attention(w, f"{p}.self_attn", h, h, a["encoder_attention_heads"],
-                                         False))
-        x = sublayer(x, f"{p}.final_layer_norm", w, pre, lambda h: ffn(w, p, h, act))
+        x = encoder_layer(w, f"encoder.layers.{i}", x, a["encoder_attention_heads"], pre, act)
     if pre:
         x = layer_norm(x, w["encoder.layer_norm.weight"], w["encoder.layer_norm.bias"])
     memory = x
     pre = a["decoder_normalize_before"]
     y = fairseq_embed(w, "decoder", a, np.asarray(prev), pad)
     for i in range(a["decoder_layers"]):
-        p = f"decoder.layers.{i}"
-        heads = a["decoder_attention_heads"]
-        y = sublayer(y, f"{p}.self_attn_layer_norm", w, pre,
-                     lambda h: attention(w, f"{p}.self_attn", h, h, heads, True))
-        y = sublayer(y, f"{p}.encoder_attn_layer_norm", w, pre,
-                     lambda h: attention(w, f"{p}.encoder_attn", h, memory, heads, False))
-        y = sublayer(y, f"{p}.final_layer_norm", w, pre, lambda h: ffn(w, p, h, act))
+        y = decoder_layer(w, f"decoder.layers.{i}", y, memory, a["decoder_attention_heads"],
+                          pre, act)
     if pre:
         y = layer_norm(y, w["decoder.layer_norm.weight"], w["decoder.layer_norm.bias"])
     return log_softmax(y @ w["decoder.output_projection.weight"].T)
@@ -152,21 +159,13 @@ def marian_forward(w, c, input_ids, decoder_input_ids):
 
     x = scale * emb[np.asarray(input_ids)] + table[:len(input_ids)]
     for i in range(c["encoder_layers"]):
-        p = f"model.encoder.layers.{i}"
-        x = sublayer(x, f"{p}.self_attn_layer_norm", w, False,
-                     lambda h: attention(w, f"{p}.self_attn", h, h, c["encoder_attention_heads"],
-                                         False))
-        x = sublayer(x, f"{p}.final_layer_norm", w, False, lambda h: ffn(w, p, h, act))
+        x = encoder_layer(w, f"model.encoder.layers.{i}", x, c["encoder_attention_heads"],
+                          False, act)
     memory = x
     y = scale * emb[np.asarray(decoder_input_ids)] + table[:len(decoder_input_ids)]
-    heads = c["decoder_attention_heads"]
     for i in range(c["decoder_layers"]):
-        p = f"model.decoder.layers.{i}"
-        y = sublayer(y, f"{p}.self_attn_layer_norm", w, False,
-                     lambda h: attention(w, f"{p}.self_attn", h, h, heads, True))
-        y = sublayer(y, f"{p}.encoder_attn_layer_norm", w, False,
-                     lambda h: attention(w, f"{p}.encoder_attn", h, memory, heads, False))
-        y = sublayer(y, f"{p}.final_layer_norm", w, False, lambda h: ffn(w, p, h, act))
+        y = decoder_layer(w, f"model.decoder.layers.{i}", y, memory,
+                          c["decoder_attention_heads"], False, act)
     lm_head = w.get("lm_head.weight", emb)
     return log_softmax(y @ lm_head.T + w["final_logits_bias"][0])
 
@@ -176,7 +175,8 @@ def read_safetensors(path):
     header, raw little-endian tensors at data_offsets relative to the end of the header."""
     import json
     import struct
-    data = open(path, "rb").read()
+    with open(path, "rb") as f:
+        data = f.read()
     (n,) = struct.unpack("<Q", data[:8])
     header = json.loads(data[8:8 + n])
     metadata = header.pop("__metadata__", None)
