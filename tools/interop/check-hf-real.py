@@ -133,7 +133,11 @@ def main():
         if real_file.is_file():
             (out / "model.safetensors").write_bytes(real_file.read_bytes())
             with safe_open(str(real_file), framework="pt") as f:
-                report.append(f"info real save_pretrained wrote tensors: {sorted(f.keys())}")
+                keys = set(f.keys())
+                tied = sorted(k for k in keys if k.endswith(("shared.weight", "embed_tokens.weight"))
+                              or k == "lm_head.weight")
+                report.append(f"info real save_pretrained wrote {len(keys)} tensors; of the tied "
+                              f"embeddings: {tied}; metadata {f.metadata()}")
 
     (out / "report.txt").write_text("\n".join(report) + "\n")
     print("\n".join(report))
