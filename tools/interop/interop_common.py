@@ -113,6 +113,16 @@ def write_manifest(folder, provenance):
     save_json(folder / "MANIFEST.json", {"provenance": provenance, "files": files})
 
 
+def parse_fixture_args(doc, source_option, source_help):
+    """The options every fixture builder takes: the library's source folder and --check."""
+    import argparse
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument(source_option, required=True, type=Path, help=source_help)
+    parser.add_argument("--check", action="store_true",
+                        help="rebuild in a scratch folder and compare with the stored fixtures")
+    return parser.parse_args()
+
+
 def build_then_compare(build, target, check):
     """build(folder) writes the fixture into a fresh folder. Without --check that folder replaces
     target; with --check it is compared file by file with target, and any difference is an error."""

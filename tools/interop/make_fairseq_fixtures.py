@@ -26,9 +26,6 @@ names the commit recorded in MANIFEST.json. Run it with Debian's /usr/bin/python
 python3-sentencepiece, python3-numpy, python3-omegaconf, python3-bitarray). Missing dependencies
 are stubbed (see README.md)."""
 
-import argparse
-import copy
-import json
 import sys
 from argparse import Namespace
 from pathlib import Path
@@ -409,12 +406,8 @@ def build(out, fairseq_src, stubbed):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--fairseq-src", required=True, type=Path,
-                        help="fairseq source folder (contains fairseq/ and a COMMIT file)")
-    parser.add_argument("--check", action="store_true",
-                        help="rebuild in a scratch folder and compare with the stored fixtures")
-    opts = parser.parse_args()
+    opts = common.parse_fixture_args(
+        __doc__, "--fairseq-src", "fairseq source folder (contains fairseq/ and a COMMIT file)")
     if not (opts.fairseq_src / "fairseq" / "checkpoint_utils.py").is_file():
         common.fail(f"{opts.fairseq_src}: not a fairseq source folder "
                     "(no fairseq/checkpoint_utils.py)")

@@ -24,8 +24,6 @@ DIR is a checkout (or `git archive`) of huggingface/transformers holding src/tra
 COMMIT file there names the commit recorded in MANIFEST.json. Run with Debian's /usr/bin/python3
 (python3-torch 1.13 and python3-tqdm, -filelock, -regex, -requests, -yaml, -packaging)."""
 
-import argparse
-import json
 import shutil
 import sys
 from pathlib import Path
@@ -216,12 +214,8 @@ def build(out, src, stubbed):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--transformers-src", required=True, type=Path,
-                        help="transformers source folder (contains src/transformers)")
-    parser.add_argument("--check", action="store_true",
-                        help="rebuild in a scratch folder and compare with the stored fixture")
-    opts = parser.parse_args()
+    opts = common.parse_fixture_args(
+        __doc__, "--transformers-src", "transformers source folder (contains src/transformers)")
     common.single_threaded_torch()
     _, stubbed = transformers_env.import_transformers(opts.transformers_src)
     common.build_then_compare(lambda out: build(out, opts.transformers_src, stubbed),
