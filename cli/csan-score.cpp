@@ -1,17 +1,18 @@
-// csan-score: sacreBLEU 2.6.0's command line on local files (same option names, short
-// forms and defaults). This file only parses options; the work is in
-// toolkit/scoring/score_run.
+// csan-score [--task NAME] [the task's options]: scores system outputs against references
+// as the task does; the default task's is sacreBLEU 2.6.0's command line on local files
+// (same option names, short forms, defaults, messages and exit codes). Option parsing
+// only: each task declares its options and does the work
+// (toolkit/commands/task_command.h).
 #include <boost/program_options.hpp>
-#include <cstdio>
 #include <iostream>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "csan-score-tagging.h"
+#include "toolkit/commands/task_command_line.h"
+#include "toolkit/commands/task_command_set.h"
 #include "toolkit/core/checked_output.h"
 #include "toolkit/core/error.h"
-#include "toolkit/scoring/score_run.h"
 
 namespace po = boost::program_options;
 
@@ -19,18 +20,6 @@ namespace {
 
 constexpr const char* kProgram = "csan-score";
 constexpr int kUsageError = 2;  // argparse's exit code for bad arguments
-
-const char* kUsage =
-    "usage: csan-score [-h] [--input [INPUT ...]] [--num-refs NUM_REFS] [--metrics {bleu,chrf,ter} "
-    "[{bleu,chrf,ter} ...]] [--sentence-level] [--smooth-method {none,floor,add-k,exp}] [--smooth-value V] "
-    "[--tokenize TOK] [--spm-model FILE] [--lowercase] [--force] [--chrf-* ...] [--ter-* ...] [--confidence] "
-    "[--confidence-n N] [--paired-ar | --paired-bs] [--paired-ar-n N] [--paired-bs-n N] [--paired-jobs N] "
-    "[--quiet] [--short] [--score-only] [--width WIDTH] [--no-color] [--format {json,text,latex}] [--version] "
-    "[refs ...]";
-
-struct UsageError {
-  std::string message;
-};
 
 // sacreBLEU's multi-letter single-dash forms (argparse accepts them; Boost does not).
 const std::map<std::string, std::string>& aliases() {
@@ -88,125 +77,59 @@ std::vector<std::string> canonical_arguments(int argc, char** argv) {
   return out;
 }
 
-void check_choice(const std::string& option, const std::string& value, const std::vector<std::string>& choices) {
-  for (const auto& choice : choices)
-    if (value == choice) return;
-  std::string list;
-  for (const auto& choice : choices) list += (list.empty() ? "'" : ", '") + choice + "'";
-  throw UsageError{"argument " + option + ": invalid choice: '" + value + "' (choose from " + list + ")"};
+// argparse keeps the last occurrence of a repeated option (positional arguments add up).
+void keep_last_occurrences(po::parsed_options& parsed) {
+  std::map<std::string, std::size_t> last;
+  for (std::size_t i = 0; i < parsed.options.size(); ++i) last[parsed.options[i].string_key] = i;
+  std::vector<po::option> kept;
+  for (std::size_t i = 0; i < parsed.options.size(); ++i)
+    if (parsed.options[i].position_key != -1 || last[parsed.options[i].string_key] == i)
+      kept.push_back(parsed.options[i]);
+  parsed.options = kept;
 }
 
-int run(int argc, char** argv) {
-  using csan::scoring::ScoreOptions;
-  ScoreOptions options;
-  std::vector<std::string> inputs;
-  std::string tokenize;
-  std::string encoding = "utf-8";
-  double smooth_value = 0.0;
+// As argparse: the usage line, then the error.
+int usage_error(const std::string& usage, const std::string& message) {
+  std::cerr << usage << "\n" << kProgram << ": error: " << message << "\n";
+  return kUsageError;
+}
 
-  po::options_description described("csan-score (sacreBLEU 2.6.0 compatible)");
-  described.add_options()("help", "show this help message and exit")("version", "print the version and exit")(
-      "input", po::value<std::vector<std::string>>(&inputs)->multitoken()->zero_tokens(),
-      "-i: read the systems from these files instead of stdin")(
-      "refs", po::value<std::vector<std::string>>(&options.refs), "reference files (before -i)")(
-      "num-refs", po::value<int>(&options.num_refs)->default_value(1), "-nr: tab-separated references per line")(
-      "encoding", po::value<std::string>(&encoding)->default_value("utf-8"), "-e: only utf-8 is supported")(
-      "metrics", po::value<std::vector<std::string>>(&options.metrics)->multitoken(), "-m: bleu chrf ter")(
-      "sentence-level", po::bool_switch(&options.sentence_level), "-sl: score every sentence")(
-      "smooth-method", po::value<std::string>(&options.bleu.smooth_method)->default_value("exp"),
-      "-s: none, floor, add-k, exp")("smooth-value", po::value<double>(&smooth_value),
-                                     "-sv: floor 0.1, add-k 1 by default")(
-      "tokenize", po::value<std::string>(&tokenize),
-      "-tok: 13a (default), intl, zh, char, none, spm, flores101, flores200")(
-      "spm-model", po::value<std::string>(&options.bleu.spm_model),
-      "SentencePiece model for spm/flores (default: $SACREBLEU/models/<sacreBLEU's file name>)")(
-      "lowercase", po::bool_switch(&options.bleu.lowercase), "-lc: case-insensitive BLEU")(
-      "force", po::bool_switch(&options.bleu.force), "do not warn about tokenized input")(
-      "chrf-char-order", po::value<int>(&options.chrf.char_order)->default_value(6), "-cc")(
-      "chrf-word-order", po::value<int>(&options.chrf.word_order)->default_value(0), "-cw (2 = chrF++)")(
-      "chrf-beta", po::value<int>(&options.chrf.beta)->default_value(2), "recall weight")(
-      "chrf-whitespace", po::bool_switch(&options.chrf.whitespace), "keep whitespace in character n-grams")(
-      "chrf-lowercase", po::bool_switch(&options.chrf.lowercase), "case-insensitive chrF")(
-      "chrf-eps-smoothing", po::bool_switch(&options.chrf.eps_smoothing),
-      "epsilon smoothing instead of effective order")(
-      "ter-case-sensitive", po::bool_switch(&options.ter.case_sensitive), "case-sensitive TER")(
-      "ter-asian-support", po::bool_switch(&options.ter.asian_support), "treat Asian characters specially")(
-      "ter-no-punct", po::bool_switch(&options.ter.no_punct), "remove punctuation")(
-      "ter-normalized", po::bool_switch(&options.ter.normalized), "normalize and tokenize")(
-      "confidence", po::bool_switch(&options.confidence), "-ci: bootstrap confidence interval")(
-      "confidence-n", po::value<int>(&options.confidence_n)->default_value(1000), "-cin: resamples")(
-      "paired-ar", po::bool_switch(&options.paired_ar), "-par: paired approximate randomization")(
-      "paired-bs", po::bool_switch(&options.paired_bs), "-pbs: paired bootstrap resampling")(
-      "paired-ar-n", po::value<int>(&options.paired_ar_n)->default_value(10000), "-parn: trials")(
-      "paired-bs-n", po::value<int>(&options.paired_bs_n)->default_value(1000), "-pbsn: resamples")(
-      "paired-jobs", po::value<int>(&options.paired_jobs)->default_value(1), "-j: threads (0 or 1: all cores)")(
-      "quiet", po::bool_switch(&options.quiet), "-q: no log messages")(
-      "short", po::bool_switch(&options.short_signature), "-sh: short signatures")(
-      "score-only", po::bool_switch(&options.score_only), "-b: print only the score")(
-      "width", po::value<int>(&options.width)->default_value(1), "-w: decimals")(
-      "no-color", "-nc: accepted; output is never coloured")(
-      "format", po::value<std::string>(&options.format)->default_value("json"), "-f: json, text, latex");
-  po::positional_options_description positional;
-  positional.add("refs", -1);
-
-  po::variables_map vm;
-  try {
-    const auto args = canonical_arguments(argc, argv);
-    // Boost guesses unambiguous abbreviations, as argparse does.
-    po::parsed_options parsed = po::command_line_parser(args).options(described).positional(positional).run();
-    // argparse keeps the last occurrence of a repeated option (positional references add up).
-    std::map<std::string, std::size_t> last;
-    for (std::size_t i = 0; i < parsed.options.size(); ++i) last[parsed.options[i].string_key] = i;
-    std::vector<po::option> kept;
-    for (std::size_t i = 0; i < parsed.options.size(); ++i)
-      if (parsed.options[i].string_key == "refs" || last[parsed.options[i].string_key] == i)
-        kept.push_back(parsed.options[i]);
-    parsed.options = kept;
-    po::store(parsed, vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError{e.what()};
-  }
+int print(const std::string& text) {
   csan::CheckedOutput output;
-  if (vm.count("help")) {
-    output.stream() << kUsage << "\n\n" << described << "\n";
-    output.close();
-    return 0;
-  }
-  if (vm.count("version")) {
-    output.stream() << "csan-score 2.6.0\n";
-    output.close();
-    return 0;
-  }
-  for (const auto& metric : options.metrics) check_choice("--metrics/-m", metric, {"bleu", "chrf", "ter"});
-  check_choice("--smooth-method/-s", options.bleu.smooth_method, {"none", "floor", "add-k", "exp"});
-  if (!tokenize.empty())
-    check_choice(
-        "--tokenize/-tok", tokenize,
-        {"none", "zh", "13a", "intl", "char", "ja-mecab", "ko-mecab", "spm", "flores101", "flores200", "spBLEU-1K"});
-  check_choice("--format/-f", options.format, {"json", "text", "latex"});
-  if (options.paired_ar && options.paired_bs)
-    throw UsageError{"argument --paired-ar/-par: not allowed with argument --paired-bs/-pbs"};
-  if (encoding != "utf-8" && encoding != "utf8" && encoding != "UTF-8")
-    throw csan::Error("--encoding: only utf-8 is supported (got '" + encoding + "')");
-  if (vm.count("input")) options.inputs = inputs;
-  if (!tokenize.empty()) options.bleu.tokenize = tokenize;
-  if (vm.count("smooth-value")) options.bleu.smooth_value = smooth_value;
-  const int status = csan::scoring::score_run(options, std::cin, output.stream(), std::cerr,
-                                              csan::scoring::ScoreEnvironment::from_process());
+  output.stream() << text;
   output.close();
-  return status;
+  return 0;
 }
 
-int main_body(int argc, char** argv) {
-  if (csan::cli::tagging_requested(argc, argv)) return csan::cli::score_tagging_main(argc, argv);
+int run(const std::vector<std::string>& args) {
+  namespace commands = csan::commands;
+  po::options_description own("csan-score [--task NAME] [the task's options]");
+  own.add_options()("help", "-h: show this help message and exit")("version", "-V: print the version and exit");
+  commands::add_task_option(own);
+  const commands::TaskCommandSet tasks(&commands::TaskCommands::score);
+  const std::string* usage = nullptr;
   try {
-    return run(argc, argv);
-  } catch (const UsageError& e) {
-    std::cerr << kUsage << "\n" << kProgram << ": error: " << e.message << "\n";
-    return kUsageError;
+    // Boost guesses unambiguous abbreviations, as argparse does.
+    const commands::TaskCommandLine line(args, own);
+    if (line.own().count("help")) return print(commands::task_help(own, tasks.sections()));
+    if (line.own().count("version")) return print("csan-score 2.6.0\n");
+    const std::string task = line.own()["task"].as<std::string>();
+    commands::TaskCommand& command = tasks.get(task);
+    usage = &command.usage();
+    const auto given = line.parse(command.options(), command.positional(), "--task " + task,
+                                  tasks.sections_except(task), keep_last_occurrences);
+    csan::CheckedOutput output;
+    const int status = command.run(given, {std::cin, output.stream(), std::cerr});
+    output.close();
+    return status;
+  } catch (const po::error& e) {
+    return usage_error(usage ? *usage : tasks.get(commands::kDefaultTask).usage(), e.what());
+  } catch (const commands::UsageError& e) {
+    return usage_error(*usage, e.what());
   }
 }
+
+int main_body(int argc, char** argv) { return run(canonical_arguments(argc, argv)); }
 
 }  // namespace
 

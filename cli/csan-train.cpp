@@ -12,6 +12,7 @@
 #include "toolkit/tasks/recipe.h"
 #include "toolkit/training/distributed_launcher.h"
 #include "toolkit/training/train_loop.h"
+#include "toolkit/training/train_start.h"
 
 namespace po = boost::program_options;
 
@@ -118,7 +119,11 @@ int train_main(int argc, char** argv) {
   }
   if (!cfg.has("task.data")) throw csan::Error("missing --data DIR (the output directory of csan-preprocess)");
   const auto distributed = csan::training::resolve_distributed_setup(cfg);
-  if (distributed.launch_local_workers) return csan::training::launch_local_workers(distributed, argv);
+  if (distributed.launch_local_workers) {
+    // Checked here once: every worker would print the same error.
+    csan::training::check_training_start(cfg, *csan::tasks::open_task(cfg));
+    return csan::training::launch_local_workers(distributed, argv);
+  }
   const auto task = csan::tasks::open_task(cfg);
   std::string command_line;
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);

@@ -1,4 +1,4 @@
-// Precompiled header for every torch-using component: parsing torch/torch.h costs
-// ~15 s per translation unit on this machine, so it is parsed once.
+// Precompiled header for every torch-using component: parsing torch/torch.h dominates
+// the compile time of a translation unit, so it is parsed once.
 #pragma once
 #include <torch/torch.h>

@@ -7,7 +7,8 @@
 #include <vector>
 
 #include "toolkit/core/error.h"
-#include "toolkit/tasks/checkpoint_averaging.h"
+#include "toolkit/loading/checkpoint_averaging.h"
+#include "toolkit/tasks/recipe.h"
 
 namespace po = boost::program_options;
 
@@ -41,9 +42,9 @@ int average_main(int argc, char** argv) {
     throw csan::Error("give --num-epoch-checkpoints or --num-update-checkpoints, not both");
   if (epochs > 0 || updates > 0) {
     if (inputs.size() != 1) throw csan::Error("--num-*-checkpoints: --inputs must be one directory");
-    inputs = csan::tasks::last_checkpoints(inputs[0], epochs > 0 ? epochs : updates, updates > 0, upper_bound);
+    inputs = csan::loading::last_checkpoints(inputs[0], epochs > 0 ? epochs : updates, updates > 0, upper_bound);
   }
-  csan::tasks::average_checkpoints(inputs, output);
+  csan::loading::average_checkpoints(inputs, output, csan::tasks::describe_model);
   std::cerr << "averaged " << inputs.size() << " checkpoints into " << output << "\n";
   return 0;
 }

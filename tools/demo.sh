@@ -2,9 +2,11 @@
 # The whole pipeline on the built-in toy corpus: installs dependencies if missing,
 # builds, generates the corpus, preprocesses it, trains the tiny Transformer, translates
 # the test set and prints its BLEU. Everything goes to ${CSAN_DEMO_DIR:-demo-output};
-# CSAN_DEMO_EPOCHS (default 10) sets the training length. CSAN_DEMO_SKIP_SETUP=1 skips the
+# CSAN_DEMO_EPOCHS (default 10) sets the training length and CSAN_DEMO_TRAIN_SENTENCES
+# (default 20000) the training corpus's size, CSAN_DEMO_SPM_VOCAB (default 800) its
+# SentencePiece vocabulary (a smaller corpus has fewer pieces). CSAN_DEMO_SKIP_SETUP=1 skips the
 # install and build steps and uses the executables already in CSAN_BUILD_DIR (ctest's
-# Demo test runs the pipeline so, one epoch long, from inside a build).
+# Demo test runs the pipeline so, one short epoch long, from inside a build).
 #   tools/demo.sh [--help]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,6 +20,8 @@ done
 build=${CSAN_BUILD_DIR:-$root/build}
 out=${CSAN_DEMO_DIR:-$root/demo-output}
 epochs=${CSAN_DEMO_EPOCHS:-10}
+train_sentences=${CSAN_DEMO_TRAIN_SENTENCES:-20000}
+spm_vocab=${CSAN_DEMO_SPM_VOCAB:-800}
 
 if [ "${CSAN_DEMO_SKIP_SETUP:-0}" != 1 ]; then
   "$root/tools/install-deps.sh"
@@ -27,12 +31,12 @@ rm -rf "$out"
 mkdir -p "$out"
 
 echo "== 1. toy corpus"
-"$build/tools/csan-toy-corpus" --out-dir "$out/raw" --train 20000 --valid 500 --test 500 --seed 1
+"$build/tools/csan-toy-corpus" --out-dir "$out/raw" --train "$train_sentences" --valid 500 --test 500 --seed 1
 
 echo "== 2. preprocess (SentencePiece + dictionaries + binarized splits)"
 "$build/cli/csan-preprocess" --source-lang src --target-lang tgt \
   --trainpref "$out/raw/train" --validpref "$out/raw/valid" --testpref "$out/raw/test" \
-  --destdir "$out/data-bin" --joined-dictionary --spm-vocab-size 800 --workers 2
+  --destdir "$out/data-bin" --joined-dictionary --spm-vocab-size "$spm_vocab" --workers 2
 
 echo "== 3. train tiny-transformer ($epochs epochs)"
 "$build/cli/csan-train" "$root/recipes/tiny-transformer.yaml" \

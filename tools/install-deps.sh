@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs the Debian packages csan builds against, then makes sure OpenBLAS is the
-# active libblas.so.3 (LibTorch from Debian calls the system BLAS; the reference BLAS
-# is about 25x slower). Idempotent and quiet when everything is already present.
+# Installs the Debian packages csan builds against, makes sure OpenBLAS is the active
+# libblas.so.3 (LibTorch from Debian calls the system BLAS; the reference BLAS is an order
+# of magnitude slower), then builds SentencePiece into .deps/ against the system protobuf
+# (tools/build-sentencepiece.sh). Idempotent and quiet when everything is already present.
 #   tools/install-deps.sh          what the build and the tests need
 #   tools/install-deps.sh --fuzz   also clang and libFuzzer, for tools/fuzz.sh
 #   tools/install-deps.sh --plots  also python3-matplotlib, for tools/plot-curves
@@ -25,12 +26,17 @@ packages=(
   libtorch-dev
   libopenblas0-openmp
   libgloo-dev
-  libsentencepiece-dev
+  libprotobuf-dev protobuf-compiler curl  # tools/build-sentencepiece.sh
   libyaml-cpp-dev
   libboost-program-options-dev
   libgtest-dev
-  libtcmalloc-minimal4  # csan-train / csan-generate allocate with it (README, "Memory")
-  nlohmann-json3-dev   # tests read the JSON test vectors
+  libtcmalloc-minimal4  # csan-train / csan-generate allocate with it (docs/csan-train.md, "Memory")
+  nlohmann-json3-dev   # safetensors headers (checkpoints); the tests read the JSON test vectors
+  python3-torch python3-sentencepiece python3-numpy  # tests/interop: csan beside torch and sentencepiece
+                                                     # in Python; safetensors files read by numpy
+  # The Python package (python/): built with pybind11 against Debian's Python, installed
+  # by pip without downloading a build backend, tested by pytest.
+  python3-dev pybind11-dev python3-setuptools python3-pip python3-venv python3-pytest
 )
 if ((fuzz)); then
   # -fsanitize=fuzzer,address,undefined: clang with its sanitizer and libFuzzer runtimes.
@@ -74,6 +80,8 @@ case "$active" in
   *openblas*) ;;
   *)
     echo "install-deps: error: the active libblas.so.3 is '${active:-none}', not OpenBLAS;" \
-         "LibTorch would run about 25x slower. Fix: update-alternatives --set $alt $openblas" >&2
+         "LibTorch would run an order of magnitude slower. Fix: update-alternatives --set $alt $openblas" >&2
     exit 1 ;;
 esac
+
+"$(dirname "$0")/build-sentencepiece.sh"

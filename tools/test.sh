@@ -30,7 +30,7 @@ fi
 build=${CSAN_BUILD_DIR:-$root/build}
 cd "$build"
 # The tests' scratch directories (TMPDIR) go in the build folder, emptied at the start of each
-# run: a whole run leaves about 0.4 GB, which in /tmp (RAM on Debian 13) piled up run after
+# run: a whole run leaves hundreds of MB, which in /tmp (RAM on Debian 13) piled up run after
 # run. The last run's stay there to look at after a failure.
 export TMPDIR=$build/test-tmp
 rm -rf "$TMPDIR"

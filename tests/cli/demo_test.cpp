@@ -1,7 +1,7 @@
 // tools/demo.sh, the README's first command, end to end: toy corpus, preprocess, training,
 // translation of the test set and its BLEU, with the executables of this build
-// (CSAN_DEMO_SKIP_SETUP: no install, no build from inside ctest) and one epoch instead of
-// ten, so it checks that the pipeline's commands and options still fit together, not how
+// (CSAN_DEMO_SKIP_SETUP: no install, no build from inside ctest) and one epoch of 4,000
+// sentences instead of ten of 20,000, so it checks that the pipeline's commands and options still fit together, not how
 // well one epoch translates.
 #include <gtest/gtest.h>
 
@@ -21,7 +21,7 @@ TEST(Demo, RunsThePipelineOnTheToyCorpusAndPrintsItsBleu) {
   const std::string out = csan::testing::make_temp_dir("demo") + "/output";
   const std::string build = fs::path(CSAN_TOOLS_DIR).parent_path().string();
   const auto r = run({"/bin/bash", std::string(CSAN_SOURCE_DIR) + "/tools/demo.sh"}, "",
-                     {"CSAN_DEMO_SKIP_SETUP=1", "CSAN_DEMO_EPOCHS=1", "CSAN_BUILD_DIR=" + build, "CSAN_DEMO_DIR=" + out,
+                     {"CSAN_DEMO_SKIP_SETUP=1", "CSAN_DEMO_EPOCHS=1", "CSAN_DEMO_TRAIN_SENTENCES=4000", "CSAN_DEMO_SPM_VOCAB=400", "CSAN_BUILD_DIR=" + build, "CSAN_DEMO_DIR=" + out,
                       "OMP_NUM_THREADS=2"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   for (const char* stage : {"== 1. toy corpus", "== 2. preprocess", "== 3. train tiny-transformer (1 epochs)",

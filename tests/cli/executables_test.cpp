@@ -52,4 +52,28 @@ TEST(Executables, EveryProgramRejectsAnUnknownOptionInOneLine) {
   }
 }
 
+// The executables whose options depend on the task show every task's options.
+TEST(Executables, HelpShowsEveryTasksOptions) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> expected = {
+      {"csan-preprocess", {"--task", "--trainpref", "--spm-model-type", "--vocab-protocol"}},
+      {"csan-score", {"--task", "--tokenize", "--paired-bs", "--train", "--tag-column"}},
+      {"csan-generate", {"--path", "--threads", "--beam", "--shortlist", "Tagging checkpoints", "--input"}}};
+  for (const auto& [name, options] : expected) {
+    const auto r = csan::testing::run({csan::testing::bin(name), "--help"});
+    EXPECT_EQ(r.exit_code, 0) << name;
+    for (const auto& option : options) EXPECT_NE(r.out.find(option), std::string::npos) << name << ": " << option;
+  }
+}
+
+// csan-preprocess and csan-score start without LibTorch: neither links it (csan-train
+// does, so the check can fail).
+TEST(Executables, PreprocessAndScoreDoNotLinkLibTorch) {
+  for (const char* name : {"csan-preprocess", "csan-score", "csan-train"}) {
+    const auto r = csan::testing::run({"/usr/bin/ldd", csan::testing::bin(name)});
+    ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
+    const bool torch = r.out.find("libtorch") != std::string::npos || r.out.find("libc10") != std::string::npos;
+    EXPECT_EQ(torch, std::string(name) == "csan-train") << name << ":\n" << r.out;
+  }
+}
+
 }  // namespace

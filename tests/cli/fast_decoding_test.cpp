@@ -174,6 +174,15 @@ TEST_F(FastDecodingCli, ConvertedCheckpointsAreSmallerDecodeAsConvertedAtLoadAnd
     EXPECT_NE(mismatched.err.find("--precision " + other + ": " + converted + " is an inference-only " + precision),
               std::string::npos)
         << mismatched.err;
+    // Its layers were kept fp32 (or not) when it was written: another --quantize-skip cannot apply.
+    auto skipped = run({bin("csan-generate"), "--path", converted, "--data", data_, "--gen-subset", "valid",
+                        "--precision", precision, "--quantize-skip", "decoder.layers.0"});
+    EXPECT_NE(skipped.exit_code, 0);
+    EXPECT_TRUE(is_one_line(skipped.err)) << skipped.err;
+    EXPECT_NE(skipped.err.find("--quantize-skip: " + converted +
+                               " is an inference-only checkpoint written with no --quantize-skip"),
+              std::string::npos)
+        << skipped.err;
     auto train =
         run({bin("csan-train"), std::string(CSAN_SOURCE_DIR) + "/recipes/tiny-transformer.yaml", "--data", data_,
              "--save-dir", dir_ + "/resumed-" + precision, "--restore-file", converted, "--max-epoch", "4"});

@@ -186,7 +186,8 @@ TEST(Tagger, BadInputIsOneErrorLine) {
       {{bin("csan-preprocess"), "--task", "tagging", "--vocab-protocol", "convatt", "--word-threshold", "3",
         "--trainpref", t.prefix("train"), "--validpref", t.prefix("dev"), "--testpref", t.prefix("test")},
        "--word-threshold: only for --vocab-protocol standard"},
-      {{bin("csan-preprocess"), "--task", "parsing"}, "'parsing' is not a task"},
+      {{bin("csan-preprocess"), "--task", "parsing"}, "unknown task 'parsing'; known: tagging, translation"},
+      {{bin("csan-score"), "--task", "parsing", t.file("test")}, "unknown task 'parsing'; known: tagging, translation"},
       {{bin("csan-preprocess"), "--tag-column", "xpos", "-s", "de", "-t", "en", "--trainpref", "x"},
        "--tag-column: not an option of --task translation"},
       {{bin("csan-train"), recipe("tagger-p.yaml"), "--data", dir, "--save-dir", dir + "/s"},
@@ -211,16 +212,110 @@ TEST(Tagger, BadInputIsOneErrorLine) {
   EXPECT_FALSE(fs::exists(dir + "/d")) << "a failed preprocess leaves nothing behind";
 }
 
+// An option of the other task, given on the command line (not one left at its default),
+// is refused before anything is read or written: exit 1 and one line naming the option
+// and the task.
+TEST(Tagger, OptionsOfTheOtherTaskAreRefusedNamingTheOptionAndTheTask) {
+  const auto& t = treebank();
+  const std::string dir = make_temp_dir("tagger_foreign_options");
+  const std::vector<std::string> preprocess_tagging = {bin("csan-preprocess"), "--task",    "tagging", "--trainpref",
+                                                       t.prefix("train"),      "--destdir", dir + "/d"};
+  const std::vector<std::string> preprocess_translation = {
+      bin("csan-preprocess"), "-s", "de", "-t", "en", "--trainpref", dir + "/none", "--destdir", dir + "/d"};
+  const std::vector<std::string> score_tagging = {bin("csan-score"), "--task", "tagging",
+                                                  t.file("test"),    "-i",     t.file("test")};
+  const std::vector<std::string> score_translation = {bin("csan-score"), t.file("test"), "-i", t.file("test")};
+  struct Case {
+    std::vector<std::string> command, extra;
+    std::string line;
+  };
+  const std::vector<Case> cases = {
+      {preprocess_tagging,
+       {"--source-lang", "de"},
+       "csan-preprocess: error: --source-lang: not an option of --task tagging"},
+      {preprocess_tagging, {"-t", "en"}, "csan-preprocess: error: --target-lang: not an option of --task tagging"},
+      {preprocess_tagging,
+       {"--spm-vocab-size", "100"},
+       "csan-preprocess: error: --spm-vocab-size: not an option of --task tagging"},
+      {preprocess_tagging,
+       {"--joined-dictionary"},
+       "csan-preprocess: error: --joined-dictionary: not an option of --task tagging"},
+      {preprocess_translation,
+       {"--tag-column", "xpos"},
+       "csan-preprocess: error: --tag-column: not an option of --task translation"},
+      {preprocess_translation,
+       {"--vocab-protocol", "convatt"},
+       "csan-preprocess: error: --vocab-protocol: not an option of --task translation"},
+      {preprocess_translation,
+       {"--chunk-length", "30"},
+       "csan-preprocess: error: --chunk-length: not an option of --task translation"},
+      {score_tagging, {"--tokenize", "13a"}, "csan-score: error: --tokenize: not an option of --task tagging"},
+      {score_tagging, {"-tok", "intl"}, "csan-score: error: --tokenize: not an option of --task tagging"},
+      {score_tagging, {"-m", "chrf"}, "csan-score: error: --metrics: not an option of --task tagging"},
+      {score_tagging, {"-lc"}, "csan-score: error: --lowercase: not an option of --task tagging"},
+      {score_tagging, {"--confidence"}, "csan-score: error: --confidence: not an option of --task tagging"},
+      {score_tagging, {"--paired-ar"}, "csan-score: error: --paired-ar: not an option of --task tagging"},
+      {score_translation,
+       {"--train", t.file("train")},
+       "csan-score: error: --train: not an option of --task translation"},
+      {score_translation,
+       {"--tag-column", "xpos"},
+       "csan-score: error: --tag-column: not an option of --task translation"},
+      {score_translation, {"--vocab", "v"}, "csan-score: error: --vocab: not an option of --task translation"},
+  };
+  for (const auto& c : cases) {
+    auto argv = c.command;
+    argv.insert(argv.end(), c.extra.begin(), c.extra.end());
+    const auto r = run(argv);
+    EXPECT_EQ(r.exit_code, 1) << c.line << "\n" << r.err;
+    EXPECT_EQ(r.err, c.line + "\n");
+    EXPECT_EQ(r.out, "") << c.line;
+  }
+  EXPECT_FALSE(fs::exists(dir + "/d")) << "a refused preprocess writes nothing";
+}
+
 // A tagging checkpoint with --data, and translation data given to the tagging task.
 TEST(Tagger, TaskMismatchesAreOneErrorLine) {
   const auto& t = treebank();
   const std::string save = make_temp_dir("tagger_mismatch");
   auto r = train("tagger-san.yaml", save, {"--max-epoch", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = run({bin("csan-generate"), "--path", save + "/checkpoint_best.pt", "--data", t.data});
+  const std::string checkpoint = save + "/checkpoint_best.pt";
+  r = run({bin("csan-generate"), "--path", checkpoint});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_TRUE(is_one_line(r.err)) << r.err;
   EXPECT_NE(r.err.find("give --input FILE.conllu"), std::string::npos) << r.err;
+  // The options of translation checkpoints, given with a tagging one: exit 1 and one line
+  // naming the option and the task, before anything is loaded or written.
+  const std::vector<std::pair<std::vector<std::string>, std::string>> translation_options = {
+      {{"--data", t.data}, "--data"},
+      {{"--beam", "2"}, "--beam"},
+      {{"--nbest", "2"}, "--nbest"},
+      {{"--lenpen", "1.5"}, "--lenpen"},
+      {{"--precision", "int8"}, "--precision"},
+      {{"--shortlist", "list.txt"}, "--shortlist"},
+      {{"--sampling"}, "--sampling"},
+      {{"--sampling-topk", "3"}, "--sampling-topk"},
+      {{"--temperature", "0.5"}, "--temperature"},
+      {{"--cpu"}, "--cpu"},
+      {{"--output-format", "plain"}, "--output-format"},
+      {{"-s", "de"}, "--source-lang"}};
+  for (const auto& [extra, option] : translation_options) {
+    std::vector<std::string> argv = {bin("csan-generate"), "--path",         checkpoint,   "--input",
+                                     t.file("test"),       "--results-path", save + "/out"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    r = run(argv);
+    EXPECT_EQ(r.exit_code, 1) << option << "\n" << r.err;
+    EXPECT_EQ(r.err, "csan-generate: error: " + option + ": not an option of task tagging (" + checkpoint +
+                         " is a tagging checkpoint)\n");
+    EXPECT_EQ(r.out, "") << option;
+  }
+  EXPECT_FALSE(fs::exists(save + "/out")) << "a refused generation writes nothing";
+  // Its own options still work: the same file tagged in batches of 4 chunks into a file.
+  r = run({bin("csan-generate"), "--path", checkpoint, "--input", t.file("test"), "--batch-size", "4", "--results-path",
+           save + "/out", "--threads", "1"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(save + "/out/generate-input.conllu"));
   const std::string translation = make_toy_data("tagger_translation_data", 50, 10, 1);
   r = run({bin("csan-train"), recipe("tagger-san.yaml"), "--data", translation, "--save-dir", save + "/x"});
   EXPECT_NE(r.exit_code, 0);

@@ -295,6 +295,49 @@ TEST(TrainDistributed, BadLauncherVariablesAreOneLineErrors) {
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(30));
 }
 
+// The launcher checks what each worker would check before it starts them: a recipe error,
+// a model the recipe cannot build, a metric it does not report or a precision this
+// machine cannot train in is one line and exit status 1, not one line per worker and
+// another about the first rank that failed; nothing is written.
+TEST(TrainDistributed, LauncherChecksTheStartOnceBeforeStartingWorkers) {
+  const std::string dir = make_temp_dir("dist_checks");
+  const std::string recipe = dir + "/two-workers.yaml";
+  std::ofstream(recipe) << "model:\n  arch: transformer_tiny\n  bogus: 1\noptimization:\n  max_update: 1\n"
+                           "distributed_training:\n  distributed_world_size: 2\n";
+  struct Case {
+    std::vector<std::string> args;
+    std::string expect;
+  };
+  const std::vector<Case> cases{
+      {{bin("csan-train"), recipe, "--data", data_dir(), "--save-dir", dir + "/ckpt"}, "model.bogus"},
+      {train_args(dir + "/ckpt", {"--distributed-world-size", "2", "--set", "model.csan.window=5"}),
+       "key 'model.csan.window'"},
+      {train_args(dir + "/ckpt", {"--distributed-world-size", "2", "--arch", "ccn_tiny", "--set",
+                                  "model.ccn.encoder_left_qkv=[left, left]"}),
+       "needs 3 branches, one per gate"},  // found while the model is built
+      {train_args(dir + "/ckpt", {"--distributed-world-size", "2", "--set", "checkpoint.best_checkpoint_metric=bleu"}),
+       "checkpoint.best_checkpoint_metric"},
+      {{bin("csan-train"), std::string(CSAN_SOURCE_DIR) + "/recipes/tiny-transformer.yaml", "--data", data_dir(),
+        "--save-dir", dir + "/ckpt", "--distributed-world-size", "2", "--max-tokens", "0"},
+       "0 (no limit) needs dataset.max_sentences > 0"},
+      // Without a CUDA GPU: none to train in fp16 on; with one: --cpu keeps the model off it.
+      {train_args(dir + "/ckpt", {"--distributed-world-size", "2", "--precision", "fp16", "--cpu"}),
+       "key 'common.precision': 'fp16' needs"},
+      // The case: CCN-Base's 4 fp16 workers on a machine without CUDA (or with --cpu).
+      {{bin("csan-train"), std::string(CSAN_SOURCE_DIR) + "/recipes/ccn-base.yaml", "--data", data_dir(), "--save-dir",
+        dir + "/ckpt", "--cpu"},
+       "key 'common.precision': 'fp16' needs"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run(c.args, "", kOneThread);
+    EXPECT_EQ(r.exit_code, 1) << c.expect << "\n" << r.err;
+    EXPECT_EQ(count(r.err, "\n"), 1u) << r.err;
+    EXPECT_EQ(count(r.err, "csan-train: error: "), 1u) << r.err;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir + "/ckpt")) << c.expect;
+  }
+}
+
 // Two "hosts": network namespaces joined by a veth pair, one worker in each, meeting over
 // 10.77.x.1/2 instead of loopback (Gloo binds to the interface GLOO_SOCKET_IFNAME names).
 // Needs the right to create namespaces (root); skipped otherwise.

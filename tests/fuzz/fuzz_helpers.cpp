@@ -1,6 +1,4 @@
-// The helpers every target shares (fuzz_targets.h). Apart from the targets' list, so that a
-// target needing LibTorch links without the torch-free targets (and their SentencePiece,
-// whose bundled protobuf clashes with LibTorch's in one process).
+// The helpers every target shares (fuzz_targets.h).
 #include <unistd.h>
 
 #include <filesystem>

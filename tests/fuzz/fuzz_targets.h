@@ -33,9 +33,12 @@ void score_inputs(const uint8_t* data, size_t size);
 void tokenizers(const uint8_t* data, size_t size);
 // data::parse_conllu: a CoNLL-U file; what parses must render back to the same words.
 void conllu(const uint8_t* data, size_t size);
+// safetensors::Reader: a mode byte (bit 0: fill in a csan header's checksum first; bit 1:
+// require one), then the file; what reads must write back and read again the same.
+void safetensors(const uint8_t* data, size_t size);
 
-// Targets that need LibTorch (tests/fuzz/torch_targets/). They never share a process with
-// the ones above: SentencePiece's bundled protobuf and LibTorch's clash.
+// Targets that need LibTorch (tests/fuzz/torch_targets/; the libFuzzer build has them only
+// when LibTorch is installed).
 // checkpoint::CheckpointReader: a mode byte, then an archive, a whole file or edits to a
 // valid checkpoint.
 void checkpoint(const uint8_t* data, size_t size);
@@ -46,13 +49,8 @@ struct NamedTarget {
 };
 // The torch-free targets above, by the name tools/fuzz.sh and the corpus folders use.
 const std::vector<NamedTarget>& all_targets();
-// The LibTorch targets (torch_targets/torch_targets.cpp), and their names for binaries
-// that do not link them.
+// The LibTorch targets (torch_targets/torch_targets.cpp).
 const std::vector<NamedTarget>& torch_targets();
-inline const std::vector<std::string>& torch_target_names() {
-  static const std::vector<std::string> names{"checkpoint"};
-  return names;
-}
 
 // --- helpers shared by the targets ---
 

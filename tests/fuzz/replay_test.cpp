@@ -15,14 +15,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// This binary's targets: test_fuzz_replay has the torch-free ones, test_fuzz_replay_torch
-// the LibTorch ones (never both in one process).
+// The torch-free targets, then the LibTorch ones (targets.txt's order).
 const std::vector<csan::fuzz::NamedTarget>& replayed_targets() {
-#ifdef CSAN_FUZZ_REPLAY_TORCH
-  return csan::fuzz::torch_targets();
-#else
-  return csan::fuzz::all_targets();
-#endif
+  static const std::vector<csan::fuzz::NamedTarget> targets = [] {
+    std::vector<csan::fuzz::NamedTarget> all = csan::fuzz::all_targets();
+    const auto& torch = csan::fuzz::torch_targets();
+    all.insert(all.end(), torch.begin(), torch.end());
+    return all;
+  }();
+  return targets;
 }
 
 struct StoredInput {
@@ -70,24 +71,15 @@ TEST(FuzzCorpus, EveryTargetHasInputs) {
 }
 
 // tools/fuzz.sh and the fuzz build read the target names from targets.txt.
-#ifdef CSAN_FUZZ_REPLAY_TORCH
-TEST(FuzzCorpus, TorchTargetNamesAreTheLinkedTargets) {
-  std::vector<std::string> linked;
-  for (const auto& target : csan::fuzz::torch_targets()) linked.push_back(target.name);
-  EXPECT_EQ(linked, csan::fuzz::torch_target_names());
-}
-#else
 TEST(FuzzCorpus, TargetsFileNamesEveryTarget) {
   std::ifstream in(CSAN_FUZZ_TARGETS_FILE);
   std::vector<std::string> listed;
   for (std::string line; std::getline(in, line);)
     if (!line.empty() && line[0] != '#') listed.push_back(line);
   std::vector<std::string> defined;
-  for (const auto& target : csan::fuzz::all_targets()) defined.push_back(target.name);
-  for (const auto& name : csan::fuzz::torch_target_names()) defined.push_back(name);
+  for (const auto& target : replayed_targets()) defined.push_back(target.name);
   EXPECT_EQ(listed, defined);
 }
-#endif
 
 std::string test_name(const testing::TestParamInfo<StoredInput>& info) {
   std::string name = info.param.target + "_" + info.param.file.filename().string();

@@ -1,4 +1,4 @@
-# System packages only (see tools/install-deps.sh); nothing here is vendored.
+# System packages and SentencePiece (see tools/install-deps.sh); nothing here is vendored.
 find_package(Threads REQUIRED)
 
 # LibTorch: Debian's 1.13 CPU build by default, or any 2.x (CUDA) via CMAKE_PREFIX_PATH.
@@ -59,18 +59,10 @@ endif()
 
 find_package(Boost REQUIRED COMPONENTS program_options)
 
-# SentencePiece ships a pkg-config file, no CMake package. A prefix unpacked from .deb
-# files (GPU machines) can be given with -DCSAN_DEPS_PREFIX=<dir>.
-find_package(PkgConfig REQUIRED)
-if(CSAN_DEPS_PREFIX)
-  set(ENV{PKG_CONFIG_PATH} "${CSAN_DEPS_PREFIX}/usr/lib/x86_64-linux-gnu/pkgconfig:$ENV{PKG_CONFIG_PATH}")
-  set(ENV{PKG_CONFIG_SYSROOT_DIR} "${CSAN_DEPS_PREFIX}")
-endif()
-pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
-add_library(csan::sentencepiece INTERFACE IMPORTED)
-target_link_libraries(csan::sentencepiece INTERFACE PkgConfig::SENTENCEPIECE)
+include(CsanSentencePiece)  # csan::sentencepiece, built by tools/install-deps.sh
 
 find_package(GTest)
 
-# Header-only JSON parser; the tests use it to read ../shared/vectors.
+# Header-only JSON library: the components read and write their JSON files with it; the
+# tests also read ../shared/vectors with it.
 find_package(nlohmann_json 3 REQUIRED)

@@ -26,7 +26,7 @@ bool keep_large_allocations_mapped() {
 }
 
 bool release_free_heap_pages() {
-  // The executables may allocate with tcmalloc (third_party/cmake/CsanAllocator.cmake),
+  // The executables may allocate with tcmalloc (cmake/CsanAllocator.cmake),
   // which keeps freed spans until told; looked up at run time, so nothing links it here.
   using Release = void (*)();
   if (const auto tcmalloc_release =

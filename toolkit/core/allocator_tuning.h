@@ -1,8 +1,8 @@
 // Keeps the large per-step buffers of training mapped between steps. glibc serves
 // allocations above its mmap threshold (128 KiB to 32 MiB, adaptive) with fresh
 // mmap/munmap and trims the heap top back to the kernel, so every training step
-// page-faults its activations and gradients in again (about 14% of fairseq's CPU time
-// on this machine kind, see shared/specs/cpu-performance.md). Call once at start-up,
+// page-faults its activations and gradients in again (a large share of fairseq's CPU
+// time, see shared/specs/cpu-performance.md). Call once at start-up,
 // before the first large allocation.
 #pragma once
 

@@ -69,6 +69,22 @@ void AtomicFile::flush() {
   if (std::fflush(file_) != 0) throw Error(path_ + ": write failed: " + std::strerror(errno));
 }
 
+void AtomicFile::overwrite(size_t offset, const void* data, size_t size) {
+  flush();
+  const off_t written = ::ftello(file_);
+  if (written < 0 || offset > static_cast<size_t>(written) || size > static_cast<size_t>(written) - offset)
+    throw Error("internal: " + path_ + ": overwrite past what was written");
+  const auto* bytes = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t done = ::pwrite(::fileno(file_), bytes, size, static_cast<off_t>(offset));
+    if (done < 0 && errno == EINTR) continue;
+    if (done <= 0) throw Error(path_ + ": write failed: " + std::strerror(done < 0 ? errno : EIO));
+    bytes += done;
+    offset += static_cast<size_t>(done);
+    size -= static_cast<size_t>(done);
+  }
+}
+
 void AtomicFile::commit() {
   bool ok = std::fflush(file_) == 0 && ::fsync(::fileno(file_)) == 0;
   ok = (std::fclose(file_) == 0) && ok;
@@ -182,7 +198,11 @@ std::vector<std::string> remove_stale_temporaries(const std::string& path) {
 
 std::string read_file(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
+  if (fd < 0) {
+    const int error = errno;
+    throw Error(path + ": cannot open: " + std::strerror(error),
+                error == ENOENT ? ErrorKind::missing_file : ErrorKind::general);
+  }
   // A directory opens fine and then fails every read; std::ifstream reads it as empty.
   struct stat st {};
   const bool known = ::fstat(fd, &st) == 0;

@@ -21,6 +21,10 @@ class AtomicFile {
   // Pushes what was written so far to the temporary file (temp_path()), e.g. to read it
   // back before the last bytes. Throws csan::Error on failure.
   void flush();
+  // Replaces `size` bytes at `offset` of what was written so far: a field reserved at the
+  // start and known only at the end (a checksum in a file's header). Throws csan::Error on
+  // failure, or when the range is not inside what was written.
+  void overwrite(size_t offset, const void* data, size_t size);
   // Flushes, fsyncs and renames into place. Throws csan::Error on failure.
   void commit();
 

@@ -9,14 +9,14 @@
 
 namespace csan {
 
-Error Error::at(const std::string& file, long line, const std::string& message) {
+Error Error::at(const std::string& file, long line, const std::string& message, ErrorKind kind) {
   std::string where = file;
   if (line > 0) where += ":" + std::to_string(line);
-  return Error(where + ": " + message);
+  return Error(where + ": " + message, kind);
 }
 
 Error Error::for_key(const std::string& key, const std::string& message) {
-  return Error("key '" + key + "': " + message);
+  return Error("key '" + key + "': " + message, ErrorKind::bad_option);
 }
 
 namespace {

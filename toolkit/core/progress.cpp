@@ -6,8 +6,10 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "toolkit/core/error.h"
+#include "toolkit/core/json_text.h"
 
 namespace csan {
 
@@ -74,29 +76,6 @@ void ProgressLine::finish() {
   drawn_ = false;
 }
 
-std::string json_escape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
-    }
-  }
-  return out;
-}
-
 JsonLinesWriter::JsonLinesWriter(const std::string& path, bool append) {
   file_ = std::fopen(path.c_str(), append ? "a" : "w");
   if (!file_) throw Error(path + ": cannot write: " + std::strerror(errno));
@@ -107,27 +86,9 @@ JsonLinesWriter::~JsonLinesWriter() {
 }
 
 void JsonLinesWriter::write(const std::map<std::string, Value>& record) {
-  std::string line = "{";
-  bool first = true;
-  for (const auto& [key, value] : record) {
-    if (!first) line += ", ";
-    first = false;
-    line += "\"" + json_escape(key) + "\": ";
-    if (auto* i = std::get_if<long long>(&value)) {
-      line += std::to_string(*i);
-    } else if (auto* d = std::get_if<double>(&value)) {
-      if (std::isfinite(*d)) {
-        char buf[40];
-        std::snprintf(buf, sizeof buf, "%.17g", *d);
-        line += buf;
-      } else {
-        line += "null";  // JSON has no NaN/inf
-      }
-    } else {
-      line += "\"" + json_escape(std::get<std::string>(value)) + "\"";
-    }
-  }
-  line += "}\n";
+  nlohmann::ordered_json object = nlohmann::ordered_json::object();
+  for (const auto& entry : record) std::visit([&](const auto& v) { object[entry.first] = v; }, entry.second);
+  const std::string line = core::json_text(object) + "\n";
   std::fputs(line.c_str(), file_);
   std::fflush(file_);  // a crash must not lose already-logged metrics
 }

@@ -51,7 +51,8 @@ std::optional<double> remaining_seconds(double seconds, long long first_done, lo
 // "1h02m", "3m05s", "12s": compact durations for progress lines and summaries.
 std::string format_duration(double seconds);
 
-// One JSON object per line, appended; values are numbers or strings.
+// One JSON object per line, appended, keys in sorted order (core::json_text's layout:
+// {"a": 1, "b": "x"}); values are numbers or strings, non-finite numbers null.
 class JsonLinesWriter {
  public:
   using Value = std::variant<long long, double, std::string>;
@@ -62,7 +63,5 @@ class JsonLinesWriter {
  private:
   std::FILE* file_ = nullptr;
 };
-
-std::string json_escape(const std::string& s);
 
 }  // namespace csan

@@ -9,7 +9,7 @@
 // models/, *_entry.cpp in nn/, *_task.cpp in tasks/) and says
 // CSAN_REGISTRATION_ANCHOR(<file stem>) once; the build generates
 // csan::anchors::link_<folder>(), which calls every anchor of the folder, and the
-// folder's registry accessor calls it (see third_party/cmake/CsanComponents.cmake).
+// folder's registry accessor calls it (see cmake/CsanComponents.cmake).
 #pragma once
 
 #include <algorithm>

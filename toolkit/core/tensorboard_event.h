@@ -2,16 +2,10 @@
 // summary.proto: Event, Summary, Summary.Value, and SessionLog for restarts), encoded by
 // hand in protobuf's wire format.
 //
-// Why not Debian's libprotobuf (measured with protobuf 3.21.12, LibTorch 1.13, Debian 12):
-// - LibTorch + libprotobuf + protoc-generated Event/Summary in one program works, because
-//   Debian's libtorch_cpu.so itself links libprotobuf.so.32 (no second copy).
-// - libsentencepiece + libprotobuf crashes before main(): libsentencepiece exports its own
-//   bundled protobuf (1,165 google::protobuf symbols), which interposes on libprotobuf's,
-//   and libprotobuf's static initializer segfaults registering descriptor.proto.
-//   csan-preprocess and csan-score link libsentencepiece, and this writer belongs with
-//   the torch-free logging in core, which every executable links.
-// - Generated code would also make protoc (protobuf-compiler, not installed by default)
-//   a build dependency, for 4 small messages (9 fields) that take ~60 lines to encode.
+// Why not protoc-generated code over libprotobuf: for 4 small messages (9 fields), which
+// take ~60 lines to encode, it would add a code-generation step to the build and tie core
+// (linked by every executable) to the system libprotobuf, which a build whose SentencePiece
+// carries its own protobuf (tools/build-sentencepiece.sh --builtin-protobuf) does not link.
 // The encoder's output was compared once with libprotobuf 3.21.12 serializing the same
 // messages from a .proto with TensorBoard's field numbers and oneofs: byte-identical.
 #pragma once

@@ -15,7 +15,8 @@ void check_utf8_line(const std::string& path, long line_number, const std::strin
     std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(line[bad]));
     throw Error::at(path, line_number,
                     "invalid UTF-8 (byte " + std::string(byte) + " at column " +
-                        std::to_string(bad + 1) + ")");
+                        std::to_string(bad + 1) + ")",
+                    ErrorKind::bad_input);
   }
 }
 

@@ -5,37 +5,15 @@
 #include <string>
 
 #include "toolkit/core/error.h"
+#include "toolkit/core/splitmix64.h"
 
 namespace csan::data {
 
 namespace {
 
-// splitmix64: tiny, well-mixed and fully specified, so shuffles are reproducible.
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [0, bound) without modulo bias (rejection sampling).
-  uint64_t below(uint64_t bound) {
-    const uint64_t limit = UINT64_MAX - UINT64_MAX % bound;
-    uint64_t r;
-    do r = next();
-    while (r >= limit);
-    return r % bound;
-  }
-
- private:
-  uint64_t state_;
-};
-
 template <typename T>
 void shuffle_with(std::vector<T>& values, uint64_t seed) {
-  SplitMix64 rng(seed);
+  core::SplitMix64 rng(seed);
   for (size_t i = values.size(); i > 1; --i) std::swap(values[i - 1], values[rng.below(i)]);
 }
 
@@ -44,29 +22,24 @@ void shuffle_with(std::vector<T>& values, uint64_t seed) {
 void deterministic_shuffle(std::vector<int64_t>& values, uint64_t seed) { shuffle_with(values, seed); }
 void deterministic_shuffle(std::vector<Batch>& batches, uint64_t seed) { shuffle_with(batches, seed); }
 
-std::vector<int64_t> ordered_indices(const std::vector<int32_t>& src_sizes,
-                                     const std::vector<int32_t>& tgt_sizes, uint64_t seed) {
+std::vector<int64_t> ordered_indices(const std::vector<int32_t>& src_sizes, const std::vector<int32_t>& tgt_sizes,
+                                     uint64_t seed) {
   if (src_sizes.size() != tgt_sizes.size())
-    throw Error("source and target datasets differ in size: " + std::to_string(src_sizes.size()) +
-                " vs " + std::to_string(tgt_sizes.size()) + " sentences");
+    throw Error("source and target datasets differ in size: " + std::to_string(src_sizes.size()) + " vs " +
+                std::to_string(tgt_sizes.size()) + " sentences");
   std::vector<int64_t> indices(src_sizes.size());
   std::iota(indices.begin(), indices.end(), 0);
   deterministic_shuffle(indices, seed);
-  std::stable_sort(indices.begin(), indices.end(),
-                   [&](int64_t a, int64_t b) { return tgt_sizes[a] < tgt_sizes[b]; });
-  std::stable_sort(indices.begin(), indices.end(),
-                   [&](int64_t a, int64_t b) { return src_sizes[a] < src_sizes[b]; });
+  std::stable_sort(indices.begin(), indices.end(), [&](int64_t a, int64_t b) { return tgt_sizes[a] < tgt_sizes[b]; });
+  std::stable_sort(indices.begin(), indices.end(), [&](int64_t a, int64_t b) { return src_sizes[a] < src_sizes[b]; });
   return indices;
 }
 
-std::vector<Batch> batch_by_size(const std::vector<int64_t>& indices,
-                                 const std::vector<int32_t>& src_sizes,
-                                 const std::vector<int32_t>& tgt_sizes,
-                                 const BatchingOptions& options) {
+std::vector<Batch> batch_by_size(const std::vector<int64_t>& indices, const std::vector<int32_t>& src_sizes,
+                                 const std::vector<int32_t>& tgt_sizes, const BatchingOptions& options) {
   if (options.max_tokens < 0) throw Error::for_key("max_tokens", "must be >= 0");
   if (options.max_sentences < 0) throw Error::for_key("max_sentences", "must be >= 0");
-  if (options.required_batch_size_multiple < 1)
-    throw Error::for_key("required_batch_size_multiple", "must be >= 1");
+  if (options.required_batch_size_multiple < 1) throw Error::for_key("required_batch_size_multiple", "must be >= 1");
   const int64_t max_tokens = options.max_tokens > 0 ? options.max_tokens : INT64_MAX;
   const int64_t max_sentences = options.max_sentences > 0 ? options.max_sentences : INT64_MAX;
   const int64_t multiple = options.required_batch_size_multiple;
@@ -103,8 +76,7 @@ std::vector<Batch> batch_by_size(const std::vector<int64_t>& indices,
 
 std::vector<Batch> shard_batches(const std::vector<Batch>& batches, int rank, int world_size) {
   if (world_size < 1 || rank < 0 || rank >= world_size)
-    throw Error("invalid shard: rank " + std::to_string(rank) + " of world size " +
-                std::to_string(world_size));
+    throw Error("invalid shard: rank " + std::to_string(rank) + " of world size " + std::to_string(world_size));
   const size_t per_rank = (batches.size() + world_size - 1) / world_size;
   std::vector<Batch> shard;
   shard.reserve(per_rank);

@@ -9,11 +9,24 @@
 #include <string>
 #include <vector>
 
-#include "toolkit/data/binarized_split.h"
 #include "toolkit/text/dictionary.h"
 #include "toolkit/text/sentencepiece.h"
 
 namespace csan::data {
+
+// Token ids of many sequences back to back, ready for IndexedDatasetWriter (the tagging
+// preprocessor builds its splits the same way).
+struct BinarizedSplit {
+  std::vector<int32_t> ids;
+  std::vector<int32_t> sizes;
+  int64_t unknown = 0;  // pieces replaced by <unk>
+
+  int64_t tokens() const { return static_cast<int64_t>(ids.size()); }
+  void append(const BinarizedSplit& other);
+};
+
+// Writes PREFIX.bin/.idx with fairseq's dtype choice for a vocabulary of `vocab_size`.
+void write_dataset(const std::string& prefix, const BinarizedSplit& split, size_t vocab_size);
 
 // Lines processed so far, for a progress display; may be null.
 using ProgressCounter = std::atomic<int64_t>;
@@ -36,7 +49,6 @@ PieceCorpus encode_corpus(const text::SentencePieceModel& model, const std::vect
 // fairseq's build_dictionary over the kept lines of `corpora` (keep empty: all lines).
 text::Dictionary build_dictionary(const std::vector<const PieceCorpus*>& corpora, const std::vector<bool>& keep,
                                   int64_t threshold, int64_t nwords, int padding_factor);
-
 
 // Dictionary ids (with </s>) of the kept lines of `corpus`.
 BinarizedSplit binarize_corpus(const text::Dictionary& dict, const PieceCorpus& corpus,

@@ -1,90 +1,54 @@
 #include "toolkit/data/preprocess_settings.h"
 
-#include <cstdio>
 #include <filesystem>
 
-#include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
-#include "toolkit/core/progress.h"
+#include "toolkit/core/json_text.h"
 
 namespace fs = std::filesystem;
 
 namespace csan::data {
 
-namespace {
-
-std::string quoted(const std::string& s) { return "\"" + json_escape(s) + "\""; }
-
-std::string list(const std::vector<std::string>& items) {
-  std::string out = "[";
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + quoted(items[i]);
-  return out + "]";
-}
-
-std::string boolean(bool b) { return b ? "true" : "false"; }
-
-std::string number(double x) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", x);
-  return buf;
-}
-
-}  // namespace
-
-std::vector<std::pair<std::string, std::string>> parse_settings(const std::string& text) {
-  std::vector<std::pair<std::string, std::string>> out;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(start, end - start);
-    start = end + 1;
-    size_t open = line.find('"'), sep = line.find("\": ");
-    if (open == std::string::npos || sep == std::string::npos || sep < open) continue;
-    std::string value = line.substr(sep + 3);
-    if (!value.empty() && value.back() == ',') value.pop_back();
-    out.emplace_back(line.substr(open + 1, sep - open - 1), value);
-  }
-  return out;
-}
-
-std::vector<std::pair<std::string, std::string>> settings_of(const PreprocessOptions& o) {
+nlohmann::ordered_json settings_of(const PreprocessOptions& o) {
   return {
-      {"format", "1"},
-      {"source_lang", quoted(o.source_lang)},
-      {"target_lang", quoted(o.target_lang)},
-      {"only_source", boolean(o.only_source)},
-      {"trainpref", list(o.trainpref)},
-      {"validpref", list(o.validpref)},
-      {"testpref", list(o.testpref)},
-      {"spm_model", quoted(o.spm_model)},
-      {"spm_per_language", boolean(o.spm_per_language)},
-      {"spm_vocab_size", std::to_string(o.spm.vocab_size)},
-      {"spm_model_type", quoted(o.spm.model_type)},
-      {"spm_character_coverage", number(o.spm.character_coverage)},
-      {"spm_input_sentence_size", std::to_string(o.spm.input_sentence_size)},
-      {"spm_seed", std::to_string(o.spm.seed)},
-      {"joined_dictionary", boolean(o.joined_dictionary)},
-      {"srcdict", quoted(o.srcdict)},
-      {"tgtdict", quoted(o.tgtdict)},
-      {"thresholdsrc", std::to_string(o.thresholdsrc)},
-      {"thresholdtgt", std::to_string(o.thresholdtgt)},
-      {"nwordssrc", std::to_string(o.nwordssrc)},
-      {"nwordstgt", std::to_string(o.nwordstgt)},
-      {"padding_factor", std::to_string(o.padding_factor)},
-      {"min_len", std::to_string(o.filter.min_len)},
-      {"max_len", std::to_string(o.filter.max_len)},
-      {"max_len_ratio", number(o.filter.max_len_ratio)},
+      {"format", 1},
+      {"source_lang", o.source_lang},
+      {"target_lang", o.target_lang},
+      {"only_source", o.only_source},
+      {"trainpref", o.trainpref},
+      {"validpref", o.validpref},
+      {"testpref", o.testpref},
+      {"spm_model", o.spm_model},
+      {"spm_per_language", o.spm_per_language},
+      {"spm_vocab_size", o.spm.vocab_size},
+      {"spm_model_type", o.spm.model_type},
+      {"spm_character_coverage", o.spm.character_coverage},
+      {"spm_input_sentence_size", o.spm.input_sentence_size},
+      {"spm_seed", o.spm.seed},
+      {"joined_dictionary", o.joined_dictionary},
+      {"srcdict", o.srcdict},
+      {"tgtdict", o.tgtdict},
+      {"thresholdsrc", o.thresholdsrc},
+      {"thresholdtgt", o.thresholdtgt},
+      {"nwordssrc", o.nwordssrc},
+      {"nwordstgt", o.nwordstgt},
+      {"padding_factor", o.padding_factor},
+      {"min_len", o.filter.min_len},
+      {"max_len", o.filter.max_len},
+      {"max_len_ratio", o.filter.max_len_ratio},
   };
 }
 
-std::string render_settings(const std::vector<std::pair<std::string, std::string>>& settings) {
-  std::string out = "{\n";
-  for (size_t i = 0; i < settings.size(); ++i) {
-    out += "  " + quoted(settings[i].first) + ": " + settings[i].second;
-    out += i + 1 < settings.size() ? ",\n" : "\n";
-  }
-  return out + "}\n";
+std::string render_settings(const nlohmann::ordered_json& settings) {
+  return core::json_text(settings, /*items_on_lines=*/true) + "\n";
+}
+
+nlohmann::ordered_json read_settings(const std::string& dir) {
+  const std::string path = (fs::path(dir) / kSettingsFile).string();
+  if (!fs::exists(path)) throw Error(path + ": missing (not a directory written by csan-preprocess)");
+  auto settings = core::read_json_file(path);
+  if (!settings.is_object()) throw Error(path + ": not a settings record (a JSON object)");
+  return settings;
 }
 
 void check_destination(const std::string& destdir, const std::string& rendered_settings) {
@@ -97,18 +61,25 @@ void check_destination(const std::string& destdir, const std::string& rendered_s
     throw Error(destdir + ": exists, is not empty and has no " + kSettingsFile +
                 " (not written by csan-preprocess); refusing to replace it");
   }
-  const std::string previous = read_file(record);
-  if (previous == rendered_settings) return;
-  auto old_values = parse_settings(previous);
-  for (const auto& [key, value] : parse_settings(rendered_settings)) {
-    std::string old_value = "(absent)";
-    for (const auto& [old_key, v] : old_values)
-      if (old_key == key) old_value = v;
-    if (old_value != value)
-      throw Error(destdir + ": was built with different settings (" + key + ": " + old_value +
-                  " there, " + value + " now); use another --destdir or remove it");
+  nlohmann::ordered_json previous;
+  try {
+    previous = read_settings(destdir);
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + "; use another --destdir or remove it");
   }
-  throw Error(record + ": unreadable settings record; use another --destdir or remove it");
+  const auto current = core::parse_json(rendered_settings, "the new settings");
+  auto value_in = [](const nlohmann::ordered_json& settings, const std::string& key) {
+    const auto it = settings.find(key);
+    return it == settings.end() ? std::string("(absent)") : core::json_text(*it);
+  };
+  auto refuse = [&](const std::string& key) {
+    throw Error(destdir + ": was built with different settings (" + key + ": " + value_in(previous, key) + " there, " +
+                value_in(current, key) + " now); use another --destdir or remove it");
+  };
+  for (const auto& [key, value] : current.items())
+    if (!previous.contains(key) || previous[key] != value) refuse(key);
+  for (const auto& [key, value] : previous.items())
+    if (!current.contains(key)) refuse(key);
 }
 
 }  // namespace csan::data

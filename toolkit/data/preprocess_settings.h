@@ -3,9 +3,8 @@
 // different ones is refused, so one directory never mixes incompatible data.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "toolkit/data/preprocess.h"
 
@@ -13,15 +12,15 @@ namespace csan::data {
 
 inline constexpr const char* kSettingsFile = "preprocess.json";
 
-// Ordered (key, JSON value) pairs of every option that changes the output; --workers
-// and --destdir are not among them.
-std::vector<std::pair<std::string, std::string>> settings_of(const PreprocessOptions& options);
-// One "key": value per line, in a fixed order, so equal settings give equal text.
-std::string render_settings(const std::vector<std::pair<std::string, std::string>>& settings);
+// Every option that changes the output, in a fixed order; --workers and --destdir are
+// not among them.
+nlohmann::ordered_json settings_of(const PreprocessOptions& options);
+// The record's text: one "key": value per line (core::json_text), so equal settings give
+// equal text.
+std::string render_settings(const nlohmann::ordered_json& settings);
 
-// The (key, JSON value) pairs of a rendered record, in order (the inverse of
-// render_settings; lines that are not "key": value are skipped).
-std::vector<std::pair<std::string, std::string>> parse_settings(const std::string& rendered);
+// DIR/preprocess.json; a missing file or malformed JSON is a csan::Error naming it.
+nlohmann::ordered_json read_settings(const std::string& dir);
 
 // Throws csan::Error when `destdir` exists and either holds other settings (naming the
 // first differing key) or is a non-empty directory not written by csan-preprocess.

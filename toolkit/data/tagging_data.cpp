@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
-#include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
+#include "toolkit/core/json_text.h"
 #include "toolkit/data/indexed_dataset_format.h"
 #include "toolkit/data/preprocess_settings.h"
 
@@ -12,18 +12,6 @@ namespace fs = std::filesystem;
 namespace csan::data {
 
 namespace {
-
-// A JSON string value as render_settings wrote it ("..." with \" and \\ escapes).
-std::string unquoted(const std::string& value, const std::string& origin, const std::string& key) {
-  if (value.size() < 2 || value.front() != '"' || value.back() != '"')
-    throw Error(origin + ": " + key + " is not a string (" + value + ")");
-  std::string out;
-  for (size_t i = 1; i + 1 < value.size(); ++i) {
-    if (value[i] == '\\' && i + 2 < value.size()) ++i;
-    out += value[i];
-  }
-  return out;
-}
 
 int64_t positive(const std::string& value, const std::string& origin, const std::string& key) {
   try {
@@ -41,6 +29,9 @@ const std::string& field(const std::vector<std::pair<std::string, std::string>>&
     if (k == key) return v;
   throw Error(origin + ": no " + key + " (not tagging data written by csan-preprocess --task tagging)");
 }
+
+// The layout's counts are JSON integers in preprocess.json; the other fields are strings.
+bool is_layout_count(const std::string& key) { return key == "chunk_length" || key == "word_chars"; }
 
 }  // namespace
 
@@ -75,19 +66,29 @@ TaggingDataInfo tagging_info_from_fields(const std::vector<std::pair<std::string
   return info;
 }
 
+nlohmann::ordered_json tagging_info_json(const TaggingDataInfo& info) {
+  nlohmann::ordered_json out;
+  for (const auto& [key, value] : tagging_info_fields(info)) {
+    if (is_layout_count(key))
+      out[key] = std::stoll(value);
+    else
+      out[key] = value;
+  }
+  return out;
+}
+
 TaggingDataInfo read_tagging_data_info(const std::string& dir) {
-  const std::string path = (fs::path(dir) / kSettingsFile).string();
   if (!fs::is_directory(dir)) throw Error(dir + ": no such data directory");
-  if (!fs::exists(path)) throw Error(path + ": missing (not a directory written by csan-preprocess)");
-  const auto settings = parse_settings(read_file(path));
-  if (unquoted(field(settings, "task", path), path, "task") != "tagging")
+  const auto settings = read_settings(dir);
+  const std::string path = (fs::path(dir) / kSettingsFile).string();
+  if (!settings.contains("task"))
+    throw Error(path + ": no task (not tagging data written by csan-preprocess --task tagging)");
+  if (core::json_string_member(settings, "task", path) != "tagging")
     throw Error(path + ": not tagging data (written by csan-preprocess without --task tagging)");
   std::vector<std::pair<std::string, std::string>> fields;
-  for (const auto& [key, value] : settings)
-    if (key == "tag_column" || key == "vocab_protocol" || key == "pad_word_spelling")
-      fields.emplace_back(key, unquoted(value, path, key));
-    else
-      fields.emplace_back(key, value);
+  for (const auto& [key, unused] : tagging_info_fields(TaggingDataInfo{}))
+    fields.emplace_back(key, is_layout_count(key) ? std::to_string(core::json_integer_member(settings, key, path))
+                                                  : core::json_string_member(settings, key, path));
   return tagging_info_from_fields(fields, path);
 }
 

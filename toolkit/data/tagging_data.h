@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -32,9 +33,12 @@ std::string tagging_vocabulary_path(const std::string& dir, const std::string& n
 std::string tagging_split_prefix(const std::string& dir, const std::string& split, const std::string& field);
 bool tagging_split_exists(const std::string& dir, const std::string& split);
 
-// The info of DIR/preprocess.json; throws csan::Error naming the file when it is missing
-// or was not written by csan-preprocess --task tagging.
+// The info of DIR/preprocess.json; throws csan::Error naming the file (and the field)
+// when it is missing, malformed or was not written by csan-preprocess --task tagging.
 TaggingDataInfo read_tagging_data_info(const std::string& dir);
+
+// The info as preprocess.json holds it (key order of tagging_info_fields).
+nlohmann::ordered_json tagging_info_json(const TaggingDataInfo& info);
 
 // The same info as the (key, value) text pairs a checkpoint stores, and back.
 std::vector<std::pair<std::string, std::string>> tagging_info_fields(const TaggingDataInfo& info);

@@ -6,8 +6,7 @@
 
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
-#include "toolkit/core/progress.h"
-#include "toolkit/data/binarized_split.h"
+#include "toolkit/data/binarizer.h"
 #include "toolkit/data/preprocess_settings.h"
 #include "toolkit/data/tagging_data.h"
 
@@ -29,20 +28,15 @@ void validate(const TaggingPreprocessOptions& o) {
                          "convatt counts word types over train, dev and test: --validpref and --testpref are required");
 }
 
-std::string quoted(const std::string& s) { return "\"" + json_escape(s) + "\""; }
-
-std::vector<std::pair<std::string, std::string>> settings_of(const TaggingPreprocessOptions& o,
-                                                             const TaggingDataInfo& info) {
-  std::vector<std::pair<std::string, std::string>> settings = {
-      {"format", "1"},
-      {"task", quoted("tagging")},
-      {"trainpref", quoted(o.trainpref)},
-      {"validpref", quoted(o.validpref)},
-      {"testpref", quoted(o.testpref)},
-      {"word_threshold", std::to_string(o.standard.word_threshold)},
-      {"char_threshold", std::to_string(o.standard.char_threshold)}};
-  for (const auto& [key, value] : tagging_info_fields(info))
-    settings.emplace_back(key, key == "chunk_length" || key == "word_chars" ? value : quoted(value));
+nlohmann::ordered_json settings_of(const TaggingPreprocessOptions& o, const TaggingDataInfo& info) {
+  nlohmann::ordered_json settings = {{"format", 1},
+                                     {"task", "tagging"},
+                                     {"trainpref", o.trainpref},
+                                     {"validpref", o.validpref},
+                                     {"testpref", o.testpref},
+                                     {"word_threshold", o.standard.word_threshold},
+                                     {"char_threshold", o.standard.char_threshold}};
+  settings.update(tagging_info_json(info));
   return settings;
 }
 
@@ -107,9 +101,8 @@ TaggingPreprocessSummary preprocess_tagging(const TaggingPreprocessOptions& o) {
   check_destination(o.destdir, settings);
 
   std::vector<Split> splits;
-  for (const auto& [name, prefix] : {std::pair<std::string, std::string>{"train", o.trainpref},
-                                     {"valid", o.validpref},
-                                     {"test", o.testpref}}) {
+  for (const auto& [name, prefix] :
+       {std::pair<std::string, std::string>{"train", o.trainpref}, {"valid", o.validpref}, {"test", o.testpref}}) {
     if (prefix.empty()) continue;
     const std::string path = prefix + ".conllu";
     splits.push_back({name, path, tagged_sentences(read_conllu(path), o.column)});

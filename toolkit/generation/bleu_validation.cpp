@@ -2,11 +2,9 @@
 
 #include <algorithm>
 
-#include "toolkit/core/error.h"
-#include "toolkit/generation/bleu_validation_statistics.h"
-#include "toolkit/generation/isolated_sentencepiece.h"
 #include "toolkit/generation/sequence_generator.h"
 #include "toolkit/generation/text_codec.h"
+#include "toolkit/scoring/resampling.h"
 
 namespace csan::generation {
 
@@ -35,6 +33,17 @@ const core::OptionTable<BleuValidationOptions>& bleu_validation_option_table() {
   return table;
 }
 
+namespace {
+
+// csan-score's defaults but the tokenizer.
+scoring::BleuOptions bleu_options(const BleuValidationOptions& options) {
+  scoring::BleuOptions bleu;
+  bleu.tokenize = options.tokenize;
+  return bleu;
+}
+
+}  // namespace
+
 SearchOptions BleuValidationOptions::search() const {
   SearchOptions o;
   o.beam = beam;
@@ -55,21 +64,15 @@ BleuValidation::BleuValidation(const BleuValidationOptions& options, const data:
       tgt_dict_(tgt_dict),
       options_(options),
       search_(options.search()),
-      statistics_(options.tokenize),
+      bleu_(bleu_options(options)),
       log_(std::move(log)) {
   validate(search_);
-  const bool sentencepiece = !spm_model.empty();
-  const bool detokenize = options.detok == "spm";
-  // Like csan-generate on binarized data: the data's model detokenizes when the module
-  // loads; otherwise pieces are joined directly (the same text for ordinary pieces).
-  if (sentencepiece && detokenize) {
-    try {
-      spm_ = std::make_unique<IsolatedSentencePiece>(spm_model, "the data's spm.model");
-    } catch (const Error& e) {
-      log_(std::string("warning: BLEU validation: ") + e.what() + "; detokenizing by joining pieces");
-    }
-  }
-  codec_ = std::make_unique<TextCodec>(tgt_dict_, sentencepiece && detokenize, spm_.get());
+  // Like csan-generate: the data's model detokenizes (detok spm); otherwise the symbols
+  // are scored as they are.
+  if (!spm_model.empty() && options.detok == "spm")
+    spm_ = std::make_unique<text::SentencePieceModel>(
+        text::SentencePieceModel::from_bytes(spm_model, "the data's spm.model"));
+  codec_ = std::make_unique<TextCodec>(tgt_dict_, spm_.get());
 }
 
 BleuValidation::~BleuValidation() = default;
@@ -82,8 +85,7 @@ std::vector<double> BleuValidation::statistics(models::EncoderDecoderModel& mode
                               SpecialTokens{tgt_dict_.bos(), tgt_dict_.pad(), tgt_dict_.eos(), tgt_dict_.unk()});
   const int64_t pad = tgt_dict_.pad(), eos = tgt_dict_.eos();
   const int64_t max_source = model.max_source_positions();
-  std::vector<double> sums(kBleuStatisticsSize, 0.0);
-  bool sample_printed = false;
+  std::vector<std::string> hypotheses, references;  // of the whole shard, in batch order
   for (const auto& batch : batches) {
     if (batch.empty()) continue;  // a short shard's padding batch
     const data::CollatedBatch collated = valid_.collate(batch);
@@ -98,7 +100,8 @@ std::vector<double> BleuValidation::statistics(models::EncoderDecoderModel& mode
         sources.push_back(std::move(src));
       }
     }
-    std::vector<std::string> hypotheses(collated.nsentences());
+    const size_t first = hypotheses.size();
+    hypotheses.resize(first + static_cast<size_t>(collated.nsentences()));
     if (!rows.empty()) {
       int64_t width = 0;
       for (const auto& s : sources) width = std::max<int64_t>(width, static_cast<int64_t>(s.size()));
@@ -111,19 +114,17 @@ std::vector<double> BleuValidation::statistics(models::EncoderDecoderModel& mode
       }
       const auto hyps = generator.generate(src_tokens, lengths);
       for (size_t i = 0; i < rows.size(); ++i)
-        if (!hyps[i].empty()) hypotheses[rows[i]] = codec_->decode(hyps[i][0].tokens);
+        if (!hyps[i].empty()) hypotheses[first + static_cast<size_t>(rows[i])] = codec_->decode(hyps[i][0].tokens);
     }
-    for (int64_t r = 0; r < collated.nsentences(); ++r) {
-      const std::string reference = codec_->decode(collated.target.row_before_pad(r, pad));
-      statistics_.add(hypotheses[r], reference, sums);
-      if (options_.print_samples && !sample_printed) {
-        log_("example hypothesis: " + hypotheses[r]);
-        log_("example reference: " + reference);
-        sample_printed = true;
-      }
-    }
+    for (int64_t r = 0; r < collated.nsentences(); ++r)
+      references.push_back(codec_->decode(collated.target.row_before_pad(r, pad)));
   }
-  return sums;
+  if (options_.print_samples && !hypotheses.empty()) {
+    log_("example hypothesis: " + hypotheses[0]);
+    log_("example reference: " + references[0]);
+  }
+  if (hypotheses.empty()) return std::vector<double>(2 + 2 * scoring::kBleuMaxOrder, 0.0);
+  return scoring::sum_stats(bleu_.segment_stats(hypotheses, {references}));
 }
 
 }  // namespace csan::generation

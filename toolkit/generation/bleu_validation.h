@@ -5,7 +5,7 @@
 // --gen-subset valid --output-format plain` piped into `csan-score` reports for that
 // checkpoint with the same settings.
 //
-// BLEU is computed from sufficient statistics so that data-parallel ranks can each
+// BLEU is scoring::Bleu's, from sufficient statistics, so that data-parallel ranks can each
 // translate their shard of the validation batches and sum: statistics() returns the
 // statistics of a shard, score() the BLEU of summed statistics.
 #pragma once
@@ -18,14 +18,14 @@
 #include "toolkit/core/option_table.h"
 #include "toolkit/data/batching.h"
 #include "toolkit/data/language_pair_dataset.h"
-#include "toolkit/generation/bleu_validation_statistics.h"
 #include "toolkit/generation/search_options.h"
 #include "toolkit/models/encoder_decoder_model.h"
+#include "toolkit/scoring/bleu.h"
 #include "toolkit/text/dictionary.h"
+#include "toolkit/text/sentencepiece.h"
 
 namespace csan::generation {
 
-class IsolatedSentencePiece;
 class TextCodec;
 
 // The task.eval_bleu_* keys. The generation settings mirror csan-generate's flags of the
@@ -61,16 +61,16 @@ class BleuValidation {
   // sacreBLEU's layout. Sums over ranks are the corpus statistics.
   std::vector<double> statistics(models::EncoderDecoderModel& model, const std::vector<data::Batch>& batches);
   // Corpus BLEU of summed statistics (sacreBLEU's default exponential smoothing).
-  double score(const std::vector<double>& sums) const { return bleu_from_statistics(sums); }
+  double score(const std::vector<double>& sums) const { return bleu_.score(sums); }
 
  private:
   const data::LanguagePairDataset& valid_;
   const text::Dictionary& tgt_dict_;
   BleuValidationOptions options_;
   SearchOptions search_;
-  BleuStatistics statistics_;
+  scoring::Bleu bleu_;
   std::function<void(const std::string&)> log_;
-  std::unique_ptr<IsolatedSentencePiece> spm_;
+  std::unique_ptr<text::SentencePieceModel> spm_;
   std::unique_ptr<TextCodec> codec_;
 };
 

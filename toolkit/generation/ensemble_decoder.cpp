@@ -6,7 +6,7 @@
 #include "toolkit/core/error.h"
 #include "toolkit/generation/vocab_kernels.h"
 #include "toolkit/nn/compute_device.h"
-#include "toolkit/nn/converted_weights.h"
+#include "toolkit/nn/projection.h"
 
 namespace csan::generation {
 
@@ -30,10 +30,12 @@ void EnsembleDecoder::start(const torch::Tensor& src_tokens, const torch::Tensor
   // to the weights), and half the bytes the decoding kernel reads per step.
   for (size_t i = 0; i < models_.size(); ++i) {
     states_[i].reserve(max_positions);
-    if (nn::device_of(*models_[i]).is_cpu() && nn::has_converted_weights(*models_[i]))
+    if (nn::device_of(*models_[i]).is_cpu() && nn::has_converted_projections(*models_[i]))
       states_[i].set_compact_type(torch::kBFloat16);
+    // Each model selects its own rows of the shortlist (in its own precision).
+    if (output_vocabulary_.defined())
+      states_[i].set_output_vocabulary(std::make_shared<nn::OutputVocabulary>(output_vocabulary_));
   }
-  shortlists_.assign(models_.size(), nn::OutputVocabulary{output_vocabulary_, {}});
   for (auto& m : models_) {
     models::EncoderOut out = m->encode_tokens(src_tokens, src_lengths);
     // Checked once here rather than at every step: a batch without source padding
@@ -49,11 +51,7 @@ StepScores EnsembleDecoder::step_scores(const torch::Tensor& prefix) {
                                     : torch::Tensor();
   torch::Tensor sum;
   for (size_t i = 0; i < models_.size(); ++i) {
-    torch::Tensor logits;
-    {
-      nn::OutputVocabularyScope shortlist(output_vocabulary_.defined() ? &shortlists_[i] : nullptr);
-      logits = models_[i]->decode(prefix, encoder_outs_[i], &states_[i]);
-    }
+    torch::Tensor logits = models_[i]->decode(prefix, encoder_outs_[i], &states_[i]);
     logits = logits.select(1, logits.size(1) - 1).to(torch::kFloat);
     if (output_vocabulary_.defined()) {
       if (logits.size(1) != output_vocabulary_.size(0))

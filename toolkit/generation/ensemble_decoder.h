@@ -10,7 +10,6 @@
 
 #include "toolkit/models/encoder_decoder_model.h"
 #include "toolkit/nn/incremental_state.h"
-#include "toolkit/nn/output_vocabulary.h"
 
 namespace csan::generation {
 
@@ -63,10 +62,11 @@ class EnsembleDecoder {
   // Where the models compute (the first model's device; an ensemble shares one).
   torch::Device device() const;
 
-  // A lexical shortlist for the following searches: the decoders score only target ids
-  // `ids` [S] (sorted int64); step_scores() returns those columns (see StepScores) or,
-  // with whole_vocabulary, [R, vocab_size] with -inf at the other ids. step() always
-  // answers over the whole vocabulary. Undefined ids: all.
+  // A lexical shortlist for the following searches (from their start()): the decoders
+  // score only target ids `ids` [S] (sorted int64), which start() passes to each model in
+  // its incremental state; step_scores() returns those columns (see StepScores) or, with
+  // whole_vocabulary, [R, vocab_size] with -inf at the other ids. step() always answers
+  // over the whole vocabulary. Undefined ids: all.
   void set_output_vocabulary(const torch::Tensor& ids, int64_t vocab_size,
                              ShortlistScores scores = ShortlistScores::compact);
 
@@ -78,7 +78,6 @@ class EnsembleDecoder {
   torch::Tensor output_vocabulary_;
   int64_t vocab_size_ = 0;
   ShortlistScores shortlist_scores_ = ShortlistScores::compact;
-  std::vector<nn::OutputVocabulary> shortlists_;  // per model: the ids and its rows of them
 
   // logits [R, S] over output_vocabulary_ -> [R, vocab_size_] with -inf elsewhere.
   torch::Tensor expand_to_vocabulary(const torch::Tensor& logits) const;

@@ -3,9 +3,8 @@
 // Why: a decoding step is a chain of small ops (one row of GEMMs per layer, a few
 // vocabulary passes, beam bookkeeping). With every thread on one batch, the second
 // thread idles in each op's serial part and at each barrier. Two batches on one thread
-// each keep both cores busy instead: on the bench-generate setup (1,000 Multi30k
-// sentences, beam 5, batch 64, 2 threads) that is 1.20-1.25x the sentences/s of one
-// batch on two threads. Results do not depend on the worker count: each batch's search
+// each keep both cores busy instead (measured in docs/csan-generate.md, "Parallel
+// batches"). Results do not depend on the worker count: each batch's search
 // is deterministic given its inputs (and its seed, see SequenceGenerator::reseed).
 #pragma once
 

@@ -8,7 +8,7 @@
 namespace csan::generation {
 
 void validate(const SearchOptions& o) {
-  auto fail = [](const std::string& option, const std::string& why) { throw Error(option + ": " + why); };
+  auto fail = [](const std::string& option, const std::string& why) { throw Error(option + ": " + why, ErrorKind::bad_option); };
   if (o.beam < 1 || o.beam > kMaxBeam)
     fail("--beam", std::to_string(o.beam) + " is outside [1, " + std::to_string(kMaxBeam) + "]");
   if (!std::isfinite(o.lenpen)) fail("--lenpen", "must be a finite number");

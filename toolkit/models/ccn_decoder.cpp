@@ -95,7 +95,7 @@ torch::Tensor CcnDecoderImpl::forward(const torch::Tensor& prev_output_tokens, c
     if (mask.defined() && !mask.any().item<bool>()) memories[b].padding_mask = torch::Tensor();
   }
   for (const auto& layer : *layers) x = layer->as<CcnDecoderLayer>()->forward(x, memories, state, cached);
-  return output(x, positions);
+  return output(x, positions, state);
 }
 
 }  // namespace csan::models

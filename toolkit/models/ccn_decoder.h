@@ -13,7 +13,7 @@
 // (pre-norm; post-norm puts each LN after its residual sum instead). The Table 1
 // parameter counts fix the pieces (one more attention, two more feed-forward blocks, the
 // 2d -> d projection with bias and four more layer norms than a Transformer layer) but
-// not this order; README "CCN" says why this one.
+// not this order; docs/architectures.md ("Why this block order") says why this one.
 // Incremental decoding caches both branches' keys and values once per sentence under
 // keys naming the memories read: "decoder.layers.3.left.encoder_attn.k_right.v_left".
 #pragma once

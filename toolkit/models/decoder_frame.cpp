@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "toolkit/nn/init.h"
-#include "toolkit/nn/output_vocabulary.h"
 #include "toolkit/nn/transformer_layer_options.h"
 
 namespace csan::models {
@@ -26,6 +25,7 @@ void DecoderFrameImpl::register_layers_and_output() {
   // A tied projection reads embed_tokens->weight at each call, so it follows whatever
   // replaces or moves that parameter (checkpoint loading, .to(device)).
   tied_ = options_.share_decoder_input_output_embed || options_.share_all_embeddings;
+  if (tied_) embed_tokens->tie_to_output();
   if (!tied_) {
     output_projection = register_parameter("output_projection", torch::empty_like(embed_tokens->weight));
     nn::init_normal(output_projection, std::pow(static_cast<double>(d), -0.5));
@@ -40,10 +40,18 @@ torch::Tensor DecoderFrameImpl::embed(const torch::Tensor& prev_output_tokens, i
   return nn::dropout_if(x + embed_positions(tokens, cached).to(x.scalar_type()), options_.layer.dropout, is_training());
 }
 
-torch::Tensor DecoderFrameImpl::output(torch::Tensor x, const torch::Tensor& positions) {
+std::vector<nn::ProjectingModule::Site> DecoderFrameImpl::projection_sites() {
+  if (tied_) return {};
+  return {{"output_projection", &output_projection, &output_layer_}};
+}
+
+torch::Tensor DecoderFrameImpl::output(torch::Tensor x, const torch::Tensor& positions,
+                                       const nn::IncrementalState* state) {
   if (layer_norm) x = layer_norm(x);
   if (positions.defined()) x = x.reshape({-1, x.size(-1)}).index_select(0, positions);
-  return nn::output_logits(x, tied_ ? embed_tokens->weight : output_projection);
+  nn::OutputVocabulary* vocabulary = state ? state->output_vocabulary() : nullptr;
+  if (tied_) return nn::output_logits(x, embed_tokens->weight, embed_tokens->projection, vocabulary);
+  return nn::output_logits(x, output_projection, output_layer_, vocabulary);
 }
 
 }  // namespace csan::models

@@ -42,7 +42,7 @@ Preset locality(const std::string& method, const std::string& size) {
     p[prefix + "size"] = int64_t{4};
     p[prefix + "encoder_layers"] = all;
   } else if (method == "local_hard") {
-    // Half the heads local: Table 1's +0.4M at base size (README, "Locality baselines").
+    // Half the heads local: Table 1's +0.4M at base size (docs/architectures.md, "Where the parameters differ from Table 1").
     p[prefix + "global_heads"] = std::get<int64_t>(model.at("model.heads")) / 2;
     p[prefix + "window"] = int64_t{10};
   } else if (method == "local_soft") {

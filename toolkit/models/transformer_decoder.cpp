@@ -28,7 +28,7 @@ torch::Tensor TransformerDecoderImpl::forward(const torch::Tensor& prev_output_t
   torch::Tensor attention_mask = mask.defined() && mask.any().item<bool>() ? mask : torch::Tensor();
   for (const auto& layer : *layers)
     x = layer->as<nn::DecoderLayer>()->forward(x, memory.out, attention_mask, state, cached);
-  return output(x, positions);
+  return output(x, positions, state);
 }
 
 }  // namespace csan::models

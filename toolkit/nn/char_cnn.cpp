@@ -34,7 +34,7 @@ namespace {
 
 // The distinct rows of `rows` [N, C] (int64) and, for each row, the index of its
 // distinct row. On the CPU a hash of the row's bytes finds them in one pass
-// (torch::unique_dim sorts rows with an element-wise comparator, ~10x slower here).
+// (torch::unique_dim sorts rows with an element-wise comparator, far slower).
 std::pair<torch::Tensor, torch::Tensor> distinct_rows(const torch::Tensor& rows) {
   if (!rows.device().is_cpu()) {
     auto [distinct, which, counts] = torch::unique_dim(rows, 0, /*sorted=*/false, /*return_inverse=*/true);

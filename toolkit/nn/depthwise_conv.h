@@ -2,7 +2,7 @@
 // k x k filter (odd k, 'same' zero padding) plus its bias, then ReLU, as one autograd
 // node (the tagger's Conv2d over attention probabilities, one channel per head). The
 // same as relu(torch::conv2d(x, weight, bias, 1, k / 2, 1, C)), but LibTorch's grouped
-// convolution with one channel per group runs ~10x slower on the CPU than these loops
+// convolution with one channel per group runs far slower on the CPU than these loops
 // over contiguous rows (shifted row segments, multiply-adds the compiler vectorizes).
 // Float32 CPU tensors; others take torch::conv2d.
 #pragma once

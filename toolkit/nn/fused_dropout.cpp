@@ -1,12 +1,13 @@
 #include "toolkit/nn/fused_dropout.h"
 
-#include "toolkit/nn/transformer_layer_options.h"
-
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 
 #include <cmath>
 #include <mutex>
+
+#include "toolkit/core/splitmix64.h"
+#include "toolkit/nn/transformer_layer_options.h"
 
 namespace csan::nn {
 
@@ -17,12 +18,6 @@ using torch::autograd::variable_list;
 
 constexpr int64_t kPerHash = 4;  // 16-bit draws per 64-bit hash
 constexpr int64_t kGrain = 1 << 14;
-
-uint64_t mix(uint64_t z) {  // splitmix64's finalizer: a good hash of a counter
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 uint64_t draw_seed() {
   auto generator = at::detail::getDefaultCPUGenerator();
@@ -47,7 +42,7 @@ void draw_and_apply(uint64_t seed, const DropSpec& spec, int64_t n, uint8_t* mas
   const int64_t blocks = (n + kPerHash - 1) / kPerHash;
   at::parallel_for(0, blocks, kGrain / kPerHash, [&](int64_t begin, int64_t end) {
     for (int64_t b = begin; b < end; ++b) {
-      uint64_t bits = mix(seed + static_cast<uint64_t>(b) * 0x9E3779B97F4A7C15ull);
+      uint64_t bits = core::splitmix64_mix(seed + static_cast<uint64_t>(b) * core::kSplitMix64Increment);
       const int64_t first = b * kPerHash, last = std::min(n, first + kPerHash);
       for (int64_t i = first; i < last; ++i, bits >>= 16) mask[i] = (bits & 0xffff) >= spec.threshold;
     }

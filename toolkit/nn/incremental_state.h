@@ -15,13 +15,18 @@
 // (transformer_base, 64 sentences x beam 5: 165 MB of self-attention caches in fp32).
 // at() gives them back in the type they were written in; history() and stored() give
 // them as stored, for the decoding kernel, which reads bf16 directly.
+// A search's lexical shortlist rides along (set_output_vocabulary): the decoder's output
+// layer scores only its rows.
 #pragma once
 
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <unordered_map>
+
+#include "toolkit/nn/output_vocabulary.h"
 
 namespace csan::nn {
 
@@ -41,6 +46,12 @@ class IncrementalState {
   // float32 (the default) stores them as written.
   void set_compact_type(torch::ScalarType type) { compact_type_ = type; }
   torch::ScalarType compact_type() const { return compact_type_; }
+
+  // The output layer's restriction for this search (nullptr: the whole vocabulary).
+  void set_output_vocabulary(std::shared_ptr<OutputVocabulary> vocabulary) {
+    output_vocabulary_ = std::move(vocabulary);
+  }
+  OutputVocabulary* output_vocabulary() const { return output_vocabulary_.get(); }
 
   bool has(const std::string& key) const { return fixed_.count(key) > 0 || growing_.count(key) > 0; }
   // Positions held by a growing entry (0 when there is none).
@@ -167,6 +178,7 @@ class IncrementalState {
   torch::Tensor rows_at_;  // [rows, positions capacity] int64
   std::unordered_map<std::string, Fixed> fixed_;
   std::unordered_map<std::string, Growing> growing_;
+  std::shared_ptr<OutputVocabulary> output_vocabulary_;
 };
 
 }  // namespace csan::nn

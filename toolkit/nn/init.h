@@ -8,6 +8,11 @@
 namespace csan::nn {
 
 // While one is alive (on this thread), the helpers below leave tensors uninitialized.
+// Why a scope on the thread rather than an option passed in: layers initialize in their
+// constructors (torch's module pattern), through every architecture's builder and every
+// layer's options; an explicit flag would run through all of them for one saving of the
+// checkpoint loader, which sets the scope around build_model alone. It changes no result
+// (the checkpoint overwrites every tensor), so nothing else needs to know about it.
 class SkipInitialization {
  public:
   SkipInitialization();

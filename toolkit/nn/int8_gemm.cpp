@@ -106,9 +106,17 @@ CSAN_VNNI void quantize_rows(const float* x, int64_t depth, int64_t padded_depth
 // Rows [m0, m0 + R) of x against one panel: R x 4 vectors of 16 int32 sums stay in
 // registers while the groups of 4 inputs go by; each weight vector serves R rows. (Named
 // variables, not an array: GCC kept an array of accumulators on the stack.)
+// Outputs [first, end) of the weight's rows: what the product asked for (a row range of
+// a fused weight); output n goes to column n - first of y (end - first columns) and takes
+// bias[n - first].
+struct OutputRange {
+  int64_t first, end;
+  int64_t columns() const { return end - first; }
+};
+
 template <int R>
 CSAN_VNNI inline void tile(const uint8_t* u, int64_t padded_depth, const RowQuantization* q, const PackedInt8Weight& w,
-                           int64_t p, const float* bias, float* y, int64_t m0) {
+                           int64_t p, const float* bias, float* y, int64_t m0, OutputRange out_range) {
   static_assert(R >= 1 && R <= 6, "tiles of 1 to 6 rows");
   CSAN_TILE_ACCUMULATORS(0);
   CSAN_TILE_ACCUMULATORS(1);
@@ -131,20 +139,34 @@ CSAN_VNNI inline void tile(const uint8_t* u, int64_t padded_depth, const RowQuan
   CSAN_TILE_SAVE(3);
   CSAN_TILE_SAVE(4);
   CSAN_TILE_SAVE(5);
-  const int64_t n_out = w.rows();
+  const int64_t columns = out_range.columns();
   for (int j = 0; j < 4; ++j) {
-    const int64_t n = p * kPanel + 16 * j;
-    if (n >= n_out) break;
-    const __mmask16 mask = n_out - n >= 16 ? 0xFFFF : __mmask16((1u << (n_out - n)) - 1);
+    const int64_t n = p * kPanel + 16 * j;  // the weight row of lane 0
+    // Lanes [lo, hi) hold wanted outputs. lo > 0 only where the range starts inside this
+    // vector (a range not aligned to 16 rows): those lanes go through a buffer, so that
+    // no address before y or the bias is formed.
+    const int64_t lo = std::max<int64_t>(0, out_range.first - n), hi = std::min<int64_t>(16, out_range.end - n);
+    if (hi <= lo) continue;
+    const __mmask16 mask = __mmask16(((1u << hi) - 1) & ~((1u << lo) - 1));
     const __m512i sums = _mm512_loadu_si512(w.row_sums() + n);
     const __m512 scales = _mm512_loadu_ps(w.scales() + n);
-    const __m512 b = bias ? _mm512_maskz_loadu_ps(mask, bias + n) : _mm512_setzero_ps();
+    float lanes[16] = {};
+    if (bias && lo > 0) std::memcpy(lanes + lo, bias, sizeof(float) * size_t(hi - lo));
+    const __m512 b = !bias     ? _mm512_setzero_ps()
+                     : lo == 0 ? _mm512_maskz_loadu_ps(mask, bias + (n - out_range.first))
+                               : _mm512_maskz_loadu_ps(mask, lanes);
     for (int i = 0; i < R; ++i) {
       const __m512i exact = _mm512_sub_epi32(acc[i][j], _mm512_mullo_epi32(_mm512_set1_epi32(q[m0 + i].zero), sums));
       const __m512 sum = _mm512_cvtepi32_ps(exact);
       const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(q[m0 + i].scale), scales);
       const __m512 out = bias ? _mm512_fmadd_ps(sum, scale, b) : _mm512_mul_ps(sum, scale);
-      _mm512_mask_storeu_ps(y + (m0 + i) * n_out + n, mask, out);
+      float* row = y + (m0 + i) * columns;
+      if (lo == 0) {
+        _mm512_mask_storeu_ps(row + (n - out_range.first), mask, out);
+      } else {
+        _mm512_storeu_ps(lanes, out);
+        std::memcpy(row, lanes + lo, sizeof(float) * size_t(hi - lo));
+      }
     }
   }
 }
@@ -156,28 +178,29 @@ CSAN_VNNI inline void tile(const uint8_t* u, int64_t padded_depth, const RowQuan
 // Work items: (panel, chunk of kChunkRows rows), panel-major, so that a thread's items
 // mostly share one panel of weights while it sits in L1/L2.
 CSAN_VNNI void multiply_items(const uint8_t* u, int64_t padded_depth, const RowQuantization* q, int64_t rows,
-                              const PackedInt8Weight& w, const float* bias, float* y, int64_t begin, int64_t end) {
-  const int64_t chunks = (rows + kChunkRows - 1) / kChunkRows;
+                              const PackedInt8Weight& w, const float* bias, float* y, OutputRange out_range,
+                              int64_t begin, int64_t end) {
+  const int64_t chunks = (rows + kChunkRows - 1) / kChunkRows, first_panel = out_range.first / kPanel;
   for (int64_t item = begin; item < end; ++item) {
-    const int64_t p = item / chunks, first = (item % chunks) * kChunkRows;
+    const int64_t p = first_panel + item / chunks, first = (item % chunks) * kChunkRows;
     const int64_t last = std::min(rows, first + kChunkRows);
     int64_t m = first;
-    for (; m + kTileRows <= last; m += kTileRows) tile<kTileRows>(u, padded_depth, q, w, p, bias, y, m);
+    for (; m + kTileRows <= last; m += kTileRows) tile<kTileRows>(u, padded_depth, q, w, p, bias, y, m, out_range);
     switch (last - m) {
       case 5:
-        tile<5>(u, padded_depth, q, w, p, bias, y, m);
+        tile<5>(u, padded_depth, q, w, p, bias, y, m, out_range);
         break;
       case 4:
-        tile<4>(u, padded_depth, q, w, p, bias, y, m);
+        tile<4>(u, padded_depth, q, w, p, bias, y, m, out_range);
         break;
       case 3:
-        tile<3>(u, padded_depth, q, w, p, bias, y, m);
+        tile<3>(u, padded_depth, q, w, p, bias, y, m, out_range);
         break;
       case 2:
-        tile<2>(u, padded_depth, q, w, p, bias, y, m);
+        tile<2>(u, padded_depth, q, w, p, bias, y, m, out_range);
         break;
       case 1:
-        tile<1>(u, padded_depth, q, w, p, bias, y, m);
+        tile<1>(u, padded_depth, q, w, p, bias, y, m, out_range);
         break;
       default:
         break;
@@ -238,13 +261,21 @@ void PackedInt8Weight::unpack_row(int64_t n, int8_t* out) const {
 }
 
 torch::Tensor int8_gemm(const torch::Tensor& x, const PackedInt8Weight& weight, const torch::Tensor& bias) {
+  return int8_gemm(x, weight, 0, weight.rows(), bias);
+}
+
+torch::Tensor int8_gemm(const torch::Tensor& x, const PackedInt8Weight& weight, int64_t first, int64_t count,
+                        const torch::Tensor& bias) {
   if (!int8_gemm_available()) throw Error("internal: int8_gemm on a CPU without AVX512-VNNI");
-  check_operands(x, weight.depth(), weight.rows(), bias);
+  TORCH_CHECK(first >= 0 && count >= 0 && first + count <= weight.rows(), "int8_gemm: rows [", first, ", ",
+              first + count, ") of a weight of ", weight.rows());
+  check_operands(x, weight.depth(), count, bias);
+  const OutputRange out_range{first, first + count};
   const int64_t depth = weight.depth(), padded_depth = 4 * weight.groups();
   const torch::Tensor flat = x.reshape({-1, depth}).contiguous();
   const int64_t rows = flat.size(0);
-  torch::Tensor y = torch::empty({rows, weight.rows()}, x.options());
-  if (rows == 0 || weight.rows() == 0) return y.view(output_shape(x, weight.rows()));
+  torch::Tensor y = torch::empty({rows, count}, x.options());
+  if (rows == 0 || count == 0) return y.view(output_shape(x, count));
   const torch::Tensor b = bias.defined() ? bias.contiguous() : bias;
   torch::Tensor u = torch::empty({rows, padded_depth}, torch::kByte);
   std::vector<RowQuantization> q(static_cast<size_t>(rows));
@@ -254,17 +285,20 @@ torch::Tensor int8_gemm(const torch::Tensor& x, const PackedInt8Weight& weight, 
   at::parallel_for(0, rows, std::max<int64_t>(1, 65536 / std::max<int64_t>(1, depth)), [&](int64_t begin, int64_t end) {
     quantize_rows(xp, depth, padded_depth, begin, end, up, q.data());
   });
-  const int64_t chunks = (rows + kChunkRows - 1) / kChunkRows, items = weight.panels() * chunks;
+  // The panels holding the range: where it is aligned to them (a fused weight's q, k, v
+  // of d 512), exactly its rows.
+  const int64_t panels = (out_range.end + kPanel - 1) / kPanel - out_range.first / kPanel;
+  const int64_t chunks = (rows + kChunkRows - 1) / kChunkRows, items = panels * chunks;
   // A thread is worth waking for about a million multiply-adds.
   const int64_t item_work = std::min(rows, kChunkRows) * kPanel * padded_depth;
   const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 20) / std::max<int64_t>(1, item_work));
   const float* bp = b.defined() ? b.data_ptr<float>() : nullptr;
   float* yp = y.data_ptr<float>();
   at::parallel_for(0, items, grain, [&](int64_t begin, int64_t end) {
-    multiply_items(up, padded_depth, q.data(), rows, weight, bp, yp, begin, end);
+    multiply_items(up, padded_depth, q.data(), rows, weight, bp, yp, out_range, begin, end);
   });
 #endif
-  return y.view(output_shape(x, weight.rows()));
+  return y.view(output_shape(x, count));
 }
 
 torch::Tensor int8_gemm_reference(const torch::Tensor& x, const torch::Tensor& values, const torch::Tensor& scales,

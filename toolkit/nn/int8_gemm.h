@@ -59,6 +59,11 @@ class PackedInt8Weight {
 
 // x [..., K] float -> [..., N] float; bias [N] float or undefined. Needs int8_gemm_available().
 torch::Tensor int8_gemm(const torch::Tensor& x, const PackedInt8Weight& weight, const torch::Tensor& bias = {});
+// The product with rows [first, first + count) of the weight only (a row range of a fused
+// q|k|v weight): [..., count], bias [count] or undefined. Each output is computed exactly
+// as in the whole product, so a range equals the same columns of it to the last bit.
+torch::Tensor int8_gemm(const torch::Tensor& x, const PackedInt8Weight& weight, int64_t first, int64_t count,
+                        const torch::Tensor& bias = {});
 // The same arithmetic without vector instructions, from the plain int8 values [N, K] and
 // scales [N]: the definition the kernel is tested against (equal to the last bit).
 torch::Tensor int8_gemm_reference(const torch::Tensor& x, const torch::Tensor& values, const torch::Tensor& scales,

@@ -7,7 +7,6 @@
 #include <cstring>
 
 #include "toolkit/core/vector_clones.h"
-#include "toolkit/nn/converted_weights.h"
 
 namespace csan::nn {
 
@@ -111,16 +110,7 @@ void LinearFlopCounter::note(const torch::Tensor& x, const torch::Tensor& weight
 }
 
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
-  LinearWeightRecorder::note(weight);
   LinearFlopCounter::note(x, weight);
-  if (LinearWeightRecorder::products_skipped()) {
-    std::vector<int64_t> shape = x.sizes().vec();
-    shape.back() = weight.size(0);
-    return torch::zeros(shape, x.options());
-  }
-  // Weights converted for inference (bf16, int8) with fp32 activations: see converted_weights.h.
-  if (x.scalar_type() == torch::kFloat && weight.scalar_type() != torch::kFloat)
-    return converted_linear(x, weight, bias);
   const bool few_rows = x.dim() >= 1 && x.size(-1) > 0 && x.numel() / x.size(-1) <= kFewRowsLimit;
   const bool plain = x.device().is_cpu() && x.scalar_type() == torch::kFloat && weight.scalar_type() == torch::kFloat &&
                      (!bias.defined() || bias.scalar_type() == torch::kFloat);

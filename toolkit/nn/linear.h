@@ -1,6 +1,7 @@
-// y = x W^T + b, the one entry point of csan's projections (Dense, the attention input
-// projections, the output projection). It is at::linear except for a few rows of x
-// in inference, where a kernel of our own runs instead.
+// y = x W^T + b for a float W, the product of csan's projections (nn::Projection: Dense,
+// the attention input projections, the output projection) until a model is converted for
+// inference. It is at::linear except for a few rows of x in inference, where a kernel of
+// our own runs instead.
 //
 // Why: OpenBLAS copies ("packs") all of W before every product, whatever the number of
 // rows. In the tail of a beam-search batch only a few sentences are left: on the
@@ -32,6 +33,10 @@ torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const 
 // training step's products are then about 3x its forward's: the backward multiplies the
 // same shapes twice (input and weight gradients). Attention's score and context products
 // are not linear calls and are not counted. Counters nest (the innermost counts).
+// Why a scope on the thread rather than a counter passed in: the products it counts are
+// deep inside a training step (the trainer, the model's forward through every layer), and
+// only a benchmark asks; a parameter through every layer's forward for it would cost each
+// layer more than the one pointer test nn::linear makes per product.
 class LinearFlopCounter {
  public:
   LinearFlopCounter();

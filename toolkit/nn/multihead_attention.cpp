@@ -68,8 +68,9 @@ torch::Tensor MultiheadAttentionImpl::project_output(const torch::Tensor& contex
 torch::Tensor MultiheadAttentionImpl::project(const torch::Tensor& x, int64_t first, int64_t count) const {
   const int64_t d = options_.embed_dim;
   // Row slices of the fused weight are contiguous views: no copy.
-  return linear(x, in_proj_weight.narrow(0, first * d, count * d),
-                in_proj_bias.defined() ? in_proj_bias.narrow(0, first * d, count * d) : torch::Tensor());
+  return in_proj(x, in_proj_weight,
+                 in_proj_bias.defined() ? in_proj_bias.narrow(0, first * d, count * d) : torch::Tensor(), first * d,
+                 count * d);
 }
 
 torch::Tensor MultiheadAttentionImpl::split_heads(const torch::Tensor& x) const {
@@ -94,90 +95,126 @@ torch::Tensor unstack_groups(const torch::Tensor& x, int64_t groups, int64_t tq)
 
 torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const torch::Tensor& key,
                                               const torch::Tensor& value, const AttentionCall& call) {
-  const int64_t batch = query.size(0), tq = query.size(1), d = options_.embed_dim;
-  const bool self_attention = query.is_same(key) && key.is_same(value);
-  const std::string k_name = call.cache_key + ".prev_key", v_name = call.cache_key + ".prev_value";
-  const bool kv_cached = call.static_kv && call.state && call.state->has(k_name);
+  Step step = project_inputs(query, key, value, call);
+  if (fused_kernel_applies(step, call)) return fused_kernel(step, call);
+  use_caches(step, call);
+  if (decoding_kernel_applies(step, call)) return decoding_kernel(step, call);
+  return general_path(step, call);
+}
 
-  torch::Tensor q, k, v;
-  if (self_attention) {
+MultiheadAttentionImpl::Step MultiheadAttentionImpl::project_inputs(const torch::Tensor& query,
+                                                                    const torch::Tensor& key,
+                                                                    const torch::Tensor& value,
+                                                                    const AttentionCall& call) {
+  Step step;
+  step.self_attention = query.is_same(key) && key.is_same(value);
+  step.k_name = call.cache_key + ".prev_key";
+  step.v_name = call.cache_key + ".prev_value";
+  step.kv_cached = call.static_kv && call.state && call.state->has(step.k_name);
+  if (step.self_attention) {
     auto qkv = project(query, 0, 3).chunk(3, -1);
-    q = qkv[0], k = qkv[1], v = qkv[2];
+    step.q = qkv[0], step.k = qkv[1], step.v = qkv[2];
   } else {
-    q = project(query, 0, 1);
-    if (!kv_cached) {
+    step.q = project(query, 0, 1);
+    if (!step.kv_cached) {
       if (key.is_same(value)) {
         auto kv = project(key, 1, 2).chunk(2, -1);
-        k = kv[0], v = kv[1];
+        step.k = kv[0], step.v = kv[1];
       } else {
-        k = project(key, 1, 1), v = project(value, 2, 1);
+        step.k = project(key, 1, 1), step.v = project(value, 2, 1);
       }
     }
   }
-  const unsigned uses = chain_->uses();
-  if (uses & AttentionEntry::kScale) chain_->scale(q, k, v);
-  // Absolute position of query 0 once the number of keys is known (self-attention: the
-  // queries are the last Tq of the Tk positions).
-  auto query_offset = [&](int64_t tk) { return self_attention ? tk - tq : std::max<int64_t>(0, call.query_offset); };
+  if (chain_->uses() & AttentionEntry::kScale) chain_->scale(step.q, step.k, step.v);
+  step.q_projected = step.q;
+  return step;
+}
+
+int64_t MultiheadAttentionImpl::query_offset(const Step& step, const AttentionCall& call, int64_t tk) const {
+  // Self-attention's queries are the last Tq of the Tk positions.
+  return step.self_attention ? tk - step.q_projected.size(1) : std::max<int64_t>(0, call.query_offset);
+}
+
+bool MultiheadAttentionImpl::fused_kernel_applies(const Step& step, const AttentionCall& call) const {
   // Scales and biases run inside the kernels; anything else needs the general path.
-  const bool kernels = chain_->kernels_suffice();
-  const bool fusable = !call.state && kernels && !(is_training() && options_.attention_dropout > 0) &&
-                       q.scalar_type() == torch::kFloat && q.device().is_cpu() && fused_attention_available();
-  if (fusable) {
-    AttentionInputs inputs;
-    if (uses & (AttentionEntry::kBias | AttentionEntry::kOutput))
-      inputs = entry_inputs(q, k, k.size(1), query_offset(k.size(1)), call.key_padding_mask);
-    torch::Tensor bias;
-    if (uses & AttentionEntry::kBias) bias = chain_->bias(inputs);
-    return project_output(
-        fused_attention(q, k, v, call.key_padding_mask, call.causal, options_.num_heads, scaling_, bias), inputs);
+  return !call.state && chain_->kernels_suffice() && !(is_training() && options_.attention_dropout > 0) &&
+         step.q.scalar_type() == torch::kFloat && step.q.device().is_cpu() && fused_attention_available();
+}
+
+torch::Tensor MultiheadAttentionImpl::fused_kernel(const Step& step, const AttentionCall& call) {
+  const unsigned uses = chain_->uses();
+  const int64_t tk = step.k.size(1);
+  AttentionInputs inputs;
+  if (uses & (AttentionEntry::kBias | AttentionEntry::kOutput))
+    inputs = entry_inputs(step.q, step.k, tk, query_offset(step, call, tk), call.key_padding_mask);
+  torch::Tensor bias;
+  if (uses & AttentionEntry::kBias) bias = chain_->bias(inputs);
+  return project_output(
+      fused_attention(step.q, step.k, step.v, call.key_padding_mask, call.causal, options_.num_heads, scaling_, bias),
+      inputs);
+}
+
+void MultiheadAttentionImpl::use_caches(Step& step, const AttentionCall& call) {
+  IncrementalState* state = call.state;
+  if (step.kv_cached) {
+    step.k = state->stored(step.k_name), step.v = state->stored(step.v_name);  // bf16 where the caches are compact
+    return;
   }
-  const torch::Tensor q_projected = q;  // [B, Tq, D], what entries see
-  if (kv_cached) {
-    k = call.state->stored(k_name), v = call.state->stored(v_name);  // bf16 where the caches are compact
-  } else {
-    k = split_heads(k), v = split_heads(v);
-    if (call.state && call.static_kv) {
-      call.state->set(k_name, k, /*compact=*/true);
-      call.state->set(v_name, v, /*compact=*/true);
-      k = call.state->stored(k_name), v = call.state->stored(v_name);  // every step reads the same values
-    } else if (call.state) {                                           // written in place into preallocated caches
-      call.state->append(k_name, k, /*compact=*/true);
-      call.state->append(v_name, v, /*compact=*/true);
-    }
+  step.k = split_heads(step.k), step.v = split_heads(step.v);
+  if (state && call.static_kv) {
+    state->set(step.k_name, step.k, /*compact=*/true);
+    state->set(step.v_name, step.v, /*compact=*/true);
+    // Every step reads the same values.
+    step.k = state->stored(step.k_name), step.v = state->stored(step.v_name);
+  } else if (state) {  // written in place into preallocated caches
+    state->append(step.k_name, step.k, /*compact=*/true);
+    state->append(step.v_name, step.v, /*compact=*/true);
   }
+}
+
+bool MultiheadAttentionImpl::decoding_kernel_applies(const Step& step, const AttentionCall& call) const {
+  const torch::Tensor &q = step.q, &k = step.k, &v = step.v;
   const bool growing = call.state && !call.static_kv;
-  // One new position per row against the caches: the decoding kernel, which reads
-  // the self-attention caches through the beams' history (no reordering copies) and
-  // the beams' shared encoder keys once per sentence.
-  const bool decoding_step = tq == 1 && kernels && !(uses & AttentionEntry::kNeedsKeys) &&
-                             !(q.requires_grad() || k.requires_grad() || v.requires_grad()) &&
-                             !(is_training() && options_.attention_dropout > 0) && q.scalar_type() == torch::kFloat &&
-                             (k.scalar_type() == torch::kFloat || k.scalar_type() == torch::kBFloat16) &&
-                             q.device().is_cpu() && k.device().is_cpu() &&
-                             !(growing && call.key_padding_mask.defined());
-  if (decoding_step) {
-    const int64_t tk = growing ? call.state->length(k_name) : k.size(2);
-    AttentionInputs inputs;
-    if (uses & (AttentionEntry::kBias | AttentionEntry::kOutput))
-      inputs = entry_inputs(q, {}, tk, query_offset(tk), call.key_padding_mask);
-    torch::Tensor bias;
-    if (uses & AttentionEntry::kBias) {
-      bias = chain_->bias(inputs);
-      if (bias.defined()) bias = bias.select(2, 0);  // [R or 1, H or 1, Tk]
-    }
-    torch::Tensor context;
-    if (growing) {
-      const auto keys = call.state->history(k_name), values = call.state->history(v_name);
-      context = decoding_attention(q.select(1, 0), keys.positions, values.positions, {}, options_.num_heads, scaling_,
-                                   keys.rows_at, bias);
-    } else {
-      context = decoding_attention(q.select(1, 0), k, v, call.key_padding_mask, options_.num_heads, scaling_, {}, bias);
-    }
-    return project_output(context.view({batch, 1, d}), inputs);
+  // One new position per row against the caches: the decoding kernel, which reads the
+  // self-attention caches through the beams' history (no reordering copies) and the beams'
+  // shared encoder keys once per sentence.
+  return q.size(1) == 1 && chain_->kernels_suffice() && !(chain_->uses() & AttentionEntry::kNeedsKeys) &&
+         !(q.requires_grad() || k.requires_grad() || v.requires_grad()) &&
+         !(is_training() && options_.attention_dropout > 0) && q.scalar_type() == torch::kFloat &&
+         (k.scalar_type() == torch::kFloat || k.scalar_type() == torch::kBFloat16) && q.device().is_cpu() &&
+         k.device().is_cpu() && !(growing && call.key_padding_mask.defined());
+}
+
+torch::Tensor MultiheadAttentionImpl::decoding_kernel(const Step& step, const AttentionCall& call) {
+  const unsigned uses = chain_->uses();
+  const bool growing = call.state && !call.static_kv;
+  const int64_t tk = growing ? call.state->length(step.k_name) : step.k.size(2);
+  AttentionInputs inputs;
+  if (uses & (AttentionEntry::kBias | AttentionEntry::kOutput))
+    inputs = entry_inputs(step.q, {}, tk, query_offset(step, call, tk), call.key_padding_mask);
+  torch::Tensor bias;
+  if (uses & AttentionEntry::kBias) {
+    bias = chain_->bias(inputs);
+    if (bias.defined()) bias = bias.select(2, 0);  // [R or 1, H or 1, Tk]
   }
+  const torch::Tensor q = step.q.select(1, 0);
+  torch::Tensor context;
   if (growing) {
-    k = call.state->at(k_name), v = call.state->at(v_name);
+    const auto keys = call.state->history(step.k_name), values = call.state->history(step.v_name);
+    context =
+        decoding_attention(q, keys.positions, values.positions, {}, options_.num_heads, scaling_, keys.rows_at, bias);
+  } else {
+    context = decoding_attention(q, step.k, step.v, call.key_padding_mask, options_.num_heads, scaling_, {}, bias);
+  }
+  return project_output(context.view({step.q.size(0), 1, options_.embed_dim}), inputs);
+}
+
+torch::Tensor MultiheadAttentionImpl::general_path(const Step& step, const AttentionCall& call) {
+  const int64_t batch = step.q.size(0), tq = step.q.size(1), d = options_.embed_dim;
+  const unsigned uses = chain_->uses();
+  torch::Tensor q = step.q, k = step.k, v = step.v;
+  if (call.state && !call.static_kv) {
+    k = call.state->at(step.k_name), v = call.state->at(step.v_name);
   } else if (k.scalar_type() != q.scalar_type()) {  // compact encoder keys and values
     k = k.to(q.scalar_type()), v = v.to(q.scalar_type());
   }
@@ -201,42 +238,50 @@ torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const 
   torch::Tensor bias;
   if (!chain_->empty()) {
     inputs = entry_inputs(
-        q_projected,
+        step.q_projected,
         (uses & AttentionEntry::kNeedsKeys) ? k.transpose(1, 2).reshape({k.size(0), tk, d}) : torch::Tensor(), tk,
-        query_offset(tk), key_padding_mask);
+        query_offset(step, call, tk), key_padding_mask);
     if (uses & AttentionEntry::kBias) bias = chain_->bias(inputs);
   }
   const double dropout = is_training() ? options_.attention_dropout : 0.0;
   torch::Tensor heads;
   if (AttentionEntry* computing = chain_->computing_entry()) {
-    const ScopeContext context{self_attention ? tk - tq : 0, call.causal, self_attention};
+    const ScopeContext context{step.self_attention ? tk - tq : 0, call.causal, step.self_attention};
     heads = computing->attend({q, k, v, key_padding_mask, dropout}, context, bias);
   }
-  if (!heads.defined()) {
-    torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1));  // [B, H, Tq, Tk]
-    const double neg_inf = -std::numeric_limits<double>::infinity();
-    if (key_padding_mask.defined()) scores.masked_fill_(key_padding_mask.view({k.size(0), 1, 1, tk}), neg_inf);
-    if (call.causal && tq > 1) {
-      // Query i sits at absolute position (tk - tq + i) and sees keys up to it.
-      auto future = torch::ones({tq, tk}, torch::dtype(torch::kBool).device(scores.device())).triu_(tk - tq + 1);
-      scores.masked_fill_(future, neg_inf);
-    }
-    if (bias.defined()) scores = scores + bias_as(bias, scores.scalar_type());
-
-    torch::Tensor probs = scores.scalar_type() == torch::kFloat
-                              ? torch::softmax(scores, -1)
-                              : torch::softmax(scores, -1, torch::kFloat).to(scores.scalar_type());
-    if (uses & AttentionEntry::kProbabilities) probs = chain_->probabilities(probs, inputs);
-    if (dropout > 0) probs = torch::dropout(probs, dropout, true);
-    heads = torch::matmul(probs, v);  // [B, H, Tq, d]
-    if (uses & AttentionEntry::kValues) {
-      torch::Tensor term = chain_->values(probs, inputs);
-      if (term.defined()) heads = heads + term;
-    }
-  }
+  if (!heads.defined()) heads = scaled_dot_product(q, k, v, key_padding_mask, call.causal, bias, dropout, inputs);
   if (groups > 1) heads = unstack_groups(heads, groups, tq);
 
   return project_output(heads.transpose(1, 2).reshape({batch, tq, d}), inputs);
+}
+
+torch::Tensor MultiheadAttentionImpl::scaled_dot_product(const torch::Tensor& q, const torch::Tensor& k,
+                                                         const torch::Tensor& v, const torch::Tensor& key_padding_mask,
+                                                         bool causal, const torch::Tensor& bias, double dropout,
+                                                         const AttentionInputs& inputs) {
+  const unsigned uses = chain_->uses();
+  const int64_t tq = q.size(2), tk = k.size(2);
+  torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1));  // [B, H, Tq, Tk]
+  const double neg_inf = -std::numeric_limits<double>::infinity();
+  if (key_padding_mask.defined()) scores.masked_fill_(key_padding_mask.view({k.size(0), 1, 1, tk}), neg_inf);
+  if (causal && tq > 1) {
+    // Query i sits at absolute position (tk - tq + i) and sees keys up to it.
+    auto future = torch::ones({tq, tk}, torch::dtype(torch::kBool).device(scores.device())).triu_(tk - tq + 1);
+    scores.masked_fill_(future, neg_inf);
+  }
+  if (bias.defined()) scores = scores + bias_as(bias, scores.scalar_type());
+
+  torch::Tensor probs = scores.scalar_type() == torch::kFloat
+                            ? torch::softmax(scores, -1)
+                            : torch::softmax(scores, -1, torch::kFloat).to(scores.scalar_type());
+  if (uses & AttentionEntry::kProbabilities) probs = chain_->probabilities(probs, inputs);
+  if (dropout > 0) probs = torch::dropout(probs, dropout, true);
+  torch::Tensor heads = torch::matmul(probs, v);  // [B, H, Tq, d]
+  if (uses & AttentionEntry::kValues) {
+    torch::Tensor term = chain_->values(probs, inputs);
+    if (term.defined()) heads = heads + term;
+  }
+  return heads;
 }
 
 }  // namespace csan::nn

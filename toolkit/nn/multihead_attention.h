@@ -44,9 +44,11 @@ struct AttentionCall {
   int64_t query_offset = -1;
 };
 
-class MultiheadAttentionImpl : public torch::nn::Module {
+class MultiheadAttentionImpl : public ProjectingModule {
  public:
   explicit MultiheadAttentionImpl(const MultiheadAttentionOptions& options);
+  // The fused q|k|v weight (out_proj is a Dense of its own).
+  std::vector<Site> projection_sites() override { return {{"in_proj_weight", &in_proj_weight, &in_proj}}; }
 
   // query [B, Tq, D], key/value [B, Tk, D] -> [B, Tq, D]. Pass the same tensor as key
   // and value (and query) to get the fused projections. With a state, keys/values of
@@ -69,8 +71,9 @@ class MultiheadAttentionImpl : public torch::nn::Module {
   const AttentionSite& site() const { return site_; }
   const MultiheadAttentionOptions& options() const { return options_; }
 
-  torch::Tensor in_proj_weight;  // [3D, D]: rows q | k | v
+  torch::Tensor in_proj_weight;  // [3D, D]: rows q | k | v; undefined once converted
   torch::Tensor in_proj_bias;    // [3D] or undefined
+  Projection in_proj;            // of in_proj_weight
   Dense out_proj{nullptr};
 
  private:
@@ -83,6 +86,36 @@ class MultiheadAttentionImpl : public torch::nn::Module {
                                const torch::Tensor& key_padding_mask) const;
   // out_proj(context) plus the chain's output terms; context [B, Tq, D].
   torch::Tensor project_output(const torch::Tensor& context, const AttentionInputs& in);
+
+  // forward() in stages: project the inputs; then one of three ways to attend, the fused
+  // kernel (whole sequences, no incremental state), the decoding kernel (one new position
+  // per row against the caches) or the general path (anything else: entries that need the
+  // keys or compute attention themselves, dropout, autograd through the caches); the cache
+  // handling sits between the first and the other two.
+  struct Step {
+    torch::Tensor q, k, v;      // q [B, Tq, D]; k, v [Bk, Tk, D] projected, then (use_caches) [Bk, H, Tk, d]
+    torch::Tensor q_projected;  // q [B, Tq, D] as projected and scaled: what the chain's entries see
+    bool self_attention = false;
+    bool kv_cached = false;      // static keys/values already in the state (k, v undefined until use_caches)
+    std::string k_name, v_name;  // their entries in the state
+  };
+  Step project_inputs(const torch::Tensor& query, const torch::Tensor& key, const torch::Tensor& value,
+                      const AttentionCall& call);
+  // The absolute position of query 0 once the number of keys `tk` is known.
+  int64_t query_offset(const Step& step, const AttentionCall& call, int64_t tk) const;
+  bool fused_kernel_applies(const Step& step, const AttentionCall& call) const;
+  torch::Tensor fused_kernel(const Step& step, const AttentionCall& call);
+  // Reads static keys/values from the state, or splits this call's into heads and stores
+  // them (static: set once; self-attention: appended to the growing caches).
+  void use_caches(Step& step, const AttentionCall& call);
+  bool decoding_kernel_applies(const Step& step, const AttentionCall& call) const;
+  torch::Tensor decoding_kernel(const Step& step, const AttentionCall& call);
+  torch::Tensor general_path(const Step& step, const AttentionCall& call);
+  // softmax(q kᵀ + masks + bias) v with the chain's probability and value hooks; q already
+  // scaled; q [B, H, Tq, d], k, v [B, H, Tk, d] -> [B, H, Tq, d].
+  torch::Tensor scaled_dot_product(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                   const torch::Tensor& key_padding_mask, bool causal, const torch::Tensor& bias,
+                                   double dropout, const AttentionInputs& inputs);
 
   MultiheadAttentionOptions options_;
   int64_t head_dim_;

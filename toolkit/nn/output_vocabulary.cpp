@@ -1,29 +1,20 @@
 #include "toolkit/nn/output_vocabulary.h"
 
-#include "toolkit/nn/converted_weights.h"
-#include "toolkit/nn/linear.h"
-
 namespace csan::nn {
 
-namespace {
-thread_local OutputVocabulary* in_force = nullptr;
-}  // namespace
-
-const torch::Tensor& OutputVocabulary::rows_of(const torch::Tensor& projection) {
-  if (!weight.defined()) weight = select_weight_rows(projection, ids);
-  return weight;
+torch::Tensor OutputVocabulary::logits(const torch::Tensor& x, const torch::Tensor& weight,
+                                       const Projection& projection) {
+  if (projection.kernel()) {
+    if (!selected_.kernel()) selected_.set_kernel(projection.kernel()->select_rows(ids_));
+  } else if (!rows_.defined()) {
+    rows_ = weight.index_select(0, ids_);
+  }
+  return selected_(x, rows_);
 }
 
-OutputVocabularyScope::OutputVocabularyScope(OutputVocabulary* vocabulary) : previous_(in_force) {
-  in_force = vocabulary;
-}
-OutputVocabularyScope::~OutputVocabularyScope() { in_force = previous_; }
-
-OutputVocabulary* OutputVocabularyScope::current() { return in_force; }
-
-torch::Tensor output_logits(const torch::Tensor& x, const torch::Tensor& projection) {
-  if (in_force) return nn::linear(x, in_force->rows_of(projection));
-  return nn::linear(x, projection);
+torch::Tensor output_logits(const torch::Tensor& x, const torch::Tensor& weight, const Projection& projection,
+                            OutputVocabulary* vocabulary) {
+  return vocabulary ? vocabulary->logits(x, weight, projection) : projection(x, weight);
 }
 
 }  // namespace csan::nn

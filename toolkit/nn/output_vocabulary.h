@@ -1,40 +1,35 @@
-// A lexical shortlist's restriction of the output layer (csan-generate --shortlist):
-// while an OutputVocabularyScope is alive on a thread, a decoder's output layer
-// (output_logits, which every decoder ends with) projects onto rows `ids` of its output
-// projection only and returns logits [.., S] in that order. The search sets it per model around each step
-// (generation/ensemble_decoder.cpp), so parallel batches, each on its own thread, each
-// have their own; the selected rows are made at the first step of a batch and kept.
+// A lexical shortlist's restriction of the output layer (csan-generate --shortlist): a
+// decoder's output layer (output_logits, which every decoder ends with) projects onto rows
+// `ids` of its output projection only and returns logits [.., S] in that order. The search
+// passes it to the decoder in the model's IncrementalState (generation/ensemble_decoder.cpp),
+// so parallel batches, each with its own states, each have their own; the rows are selected
+// at the first step of a batch and kept.
 #pragma once
 
 #include <torch/torch.h>
 
+#include "toolkit/nn/projection.h"
+
 namespace csan::nn {
 
-struct OutputVocabulary {
-  torch::Tensor ids;     // [S] int64, sorted
-  torch::Tensor weight;  // rows `ids` of the projection, in its precision (made on first use)
-
-  // The rows of `projection` [V, D] for ids.
-  const torch::Tensor& rows_of(const torch::Tensor& projection);
-};
-
-class OutputVocabularyScope {
+class OutputVocabulary {
  public:
-  // nullptr: the whole vocabulary.
-  explicit OutputVocabularyScope(OutputVocabulary* vocabulary);
-  ~OutputVocabularyScope();
-  OutputVocabularyScope(const OutputVocabularyScope&) = delete;
-  OutputVocabularyScope& operator=(const OutputVocabularyScope&) = delete;
+  explicit OutputVocabulary(torch::Tensor ids) : ids_(std::move(ids)) {}
+  const torch::Tensor& ids() const { return ids_; }  // [S] int64, sorted
 
-  // The restriction in force on this thread, or nullptr.
-  static OutputVocabulary* current();
+  // x · W[ids]ᵀ [.., S] for the output projection W (its parameter `weight` and `projection`).
+  torch::Tensor logits(const torch::Tensor& x, const torch::Tensor& weight, const Projection& projection);
 
  private:
-  OutputVocabulary* previous_;
+  torch::Tensor ids_;
+  // Rows `ids` of W in its precision (made on first use): the parameter's rows, or a
+  // kernel of them for a converted projection.
+  torch::Tensor rows_;
+  Projection selected_;
 };
 
-// The output layer: logits x · projectionᵀ [.., V], or [.., S] over the shortlisted rows
-// while an OutputVocabularyScope is in force on this thread.
-torch::Tensor output_logits(const torch::Tensor& x, const torch::Tensor& projection);
+// The output layer: logits x · Wᵀ [.., V], or [.., S] over `vocabulary`'s rows when given.
+torch::Tensor output_logits(const torch::Tensor& x, const torch::Tensor& weight, const Projection& projection,
+                            OutputVocabulary* vocabulary);
 
 }  // namespace csan::nn

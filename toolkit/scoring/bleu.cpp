@@ -115,7 +115,7 @@ std::vector<SignatureField> Bleu::signature_fields() const {
 
 std::string Bleu::preprocess(const std::string& line) const {
   if (!options_.lowercase) {
-    if (!utf8::is_valid(line)) throw Error("invalid UTF-8 in a segment");
+    if (!utf8::is_valid(line)) throw Error("invalid UTF-8 in a segment", ErrorKind::bad_input);
     return tokenizer_->tokenize_utf8(rstrip(std::string_view(line)));
   }
   std::string lowered = to_utf8(lower(to_u32(line)));
@@ -125,7 +125,7 @@ std::string Bleu::preprocess(const std::string& line) const {
 std::vector<Stats> Bleu::segment_stats(const std::vector<std::string>& hyps,
                                        const std::vector<std::vector<std::string>>& refs) const {
   for (const auto& stream : refs) {
-    if (stream.size() != hyps.size()) throw Error("System and reference streams have different lengths.");
+    if (stream.size() != hyps.size()) throw Error("System and reference streams have different lengths.", ErrorKind::bad_input);
   }
   std::vector<Stats> all(hyps.size());
   parallel_for(hyps.size(), [&](size_t begin, size_t end) {

@@ -157,9 +157,9 @@ std::vector<SignatureField> Chrf::signature_fields() const {
 std::vector<Stats> Chrf::segment_stats(const std::vector<std::string>& hyps,
                                        const std::vector<std::vector<std::string>>& refs) const {
   for (const auto& stream : refs) {
-    if (stream.size() != hyps.size()) throw Error("System and reference streams have different lengths.");
+    if (stream.size() != hyps.size()) throw Error("System and reference streams have different lengths.", ErrorKind::bad_input);
   }
-  if (refs.empty()) throw Error("chrF needs at least one reference stream");
+  if (refs.empty()) throw Error("chrF needs at least one reference stream", ErrorKind::bad_input);
   const int orders = options_.char_order + options_.word_order;
   std::vector<Stats> all(hyps.size());
   auto preprocess = [&](const std::string& line) {

@@ -4,15 +4,15 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "toolkit/core/error.h"
-#include "toolkit/core/utf8.h"
 
 namespace csan::scoring {
 
 std::string format_fixed(double value, int width) {
-  if (width < 0) throw Error("--width must not be negative (got " + std::to_string(width) + ")");
+  if (width < 0) throw Error("--width must not be negative (got " + std::to_string(width) + ")", ErrorKind::bad_option);
   const int size = std::snprintf(nullptr, 0, "%.*f", width, value);
   std::string out(static_cast<std::size_t>(size), '\0');
   std::snprintf(out.data(), out.size() + 1, "%.*f", width, value);
@@ -57,43 +57,10 @@ std::string json_number(std::optional<double> value) {
   return python_repr(*value);
 }
 
-namespace {
-void append_u_escape(std::string& out, unsigned unit) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "\\u%04x", unit & 0xffffu);
-  out += buf;
-}
-}  // namespace
-
 std::string json_string(std::string_view utf8, bool ensure_ascii) {
-  std::string out = "\"";
-  const std::u32string text = utf8::decode(utf8);
-  for (char32_t c : text) {
-    switch (c) {
-      case '"': out += "\\\""; continue;
-      case '\\': out += "\\\\"; continue;
-      case '\n': out += "\\n"; continue;
-      case '\r': out += "\\r"; continue;
-      case '\t': out += "\\t"; continue;
-      case '\b': out += "\\b"; continue;
-      case '\f': out += "\\f"; continue;
-      default: break;
-    }
-    if (c < 0x20) {
-      append_u_escape(out, c);
-    } else if (ensure_ascii && c > 0x7e) {
-      if (c >= 0x10000) {  // a UTF-16 surrogate pair, as Python writes it
-        const char32_t v = c - 0x10000;
-        append_u_escape(out, 0xd800 + (v >> 10));
-        append_u_escape(out, 0xdc00 + (v & 0x3ff));
-      } else {
-        append_u_escape(out, c);
-      }
-    } else {
-      utf8::append(out, c);
-    }
-  }
-  return out + "\"";
+  // nlohmann escapes as json.dumps does: \" \\ \b \f \n \r \t, other controls (and with
+  // ensure_ascii everything from U+007F) as lowercase \u00XX, UTF-16 surrogate pairs above U+FFFF.
+  return nlohmann::json(std::string(utf8)).dump(-1, ' ', ensure_ascii, nlohmann::json::error_handler_t::replace);
 }
 
 std::size_t code_points(std::string_view utf8) {

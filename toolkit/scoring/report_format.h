@@ -1,5 +1,8 @@
 // Python's number and string formatting, as sacreBLEU's outputs use it: f"{x:.Nf}",
-// repr(float) (shortest round-trip digits), and json.dumps string escaping.
+// repr(float) (shortest round-trip digits), and json.dumps string escaping (nlohmann's,
+// which escapes as json.dumps does). The numbers stay csan's own: nlohmann::json writes
+// 1e15 as 1e+15 (Python: 1000000000000000.0) and NaN as null (Python: NaN), so its
+// output would not be sacreBLEU's to the character.
 #pragma once
 
 #include <cstddef>

@@ -286,7 +286,9 @@ ResamplingSeed ResamplingSeed::parse(const std::string& text) {
     else
       value = value * 10 + static_cast<std::uint64_t>(c - '0');
   }
-  if (!valid) throw Error("SACREBLEU_SEED: expected a non-negative integer or 'none', got '" + text + "'");
+  if (!valid)
+    throw Error("SACREBLEU_SEED: expected a non-negative integer or 'none', got '" + text + "'",
+                ErrorKind::bad_option);
   seed.value = value;
   return seed;
 }

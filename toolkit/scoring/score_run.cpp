@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <initializer_list>
 #include <istream>
 #include <iterator>
 #include <memory>
@@ -97,10 +98,168 @@ std::vector<std::string> read_stdin_lines(std::istream& in) {
 constexpr int kExitFailure = 1;
 constexpr int kExitFieldCount = 17;
 
+// sacreBLEU refused the run: its message is on the log, score_run returns the exit code.
+struct Refused {
+  int exit_code;
+};
+
+[[noreturn]] void refuse(const Log& log, int exit_code, std::initializer_list<std::string> lines) {
+  for (const auto& line : lines) log.error(line);
+  throw Refused{exit_code};
+}
+
 struct MetricEntry {
   std::string key;  // BLEU, CHRF, TER: sacreBLEU's dict key (sorted order)
   std::unique_ptr<Metric> metric;
 };
+
+// What a run scores: refs[r][i] is reference stream r, segment i; systems[s] the
+// segments of the system named names[s].
+struct Inputs {
+  std::vector<std::vector<std::string>> refs;
+  std::vector<std::vector<std::string>> systems;
+  std::vector<std::string> names;
+};
+
+bool is_paired(const ScoreOptions& options) { return options.paired_bs || options.paired_ar; }
+
+// SACREBLEU_FORMAT, when it names a format, overrides --format.
+std::string effective_format(const ScoreOptions& options, const ScoreEnvironment& env) {
+  if (!env.format) return options.format;
+  std::string wanted = *env.format;
+  std::transform(wanted.begin(), wanted.end(), wanted.begin(), [](unsigned char c) { return std::tolower(c); });
+  return wanted == "json" || wanted == "text" || wanted == "latex" ? wanted : options.format;
+}
+
+// The checks sacreBLEU makes before it reads a file.
+void check_arguments(const ScoreOptions& options, const Log& log) {
+  if (options.sentence_level && options.metrics.size() > 1)
+    refuse(log, kExitFailure, {"Only one metric can be used in sentence-level mode."});
+  if (options.num_refs != 1 && options.refs.size() > 1)
+    refuse(log, kExitFailure,
+           {"The --num-refs argument allows you to provide any number of tab-delimited references in a single file.",
+            "You can only use it with externally provided references, however (i.e., not with `-t`),",
+            "and you cannot then provide multiple reference files."});
+  if (options.refs.empty())
+    refuse(log, kExitFailure,
+           {"If manual references given, make sure to provide them before the -i/--input argument to avoid confusion.",
+            "Otherwise, I need a predefined test set (-t) from the following list:",
+            "['wmt24', 'wmt23', 'wmt22', 'wmt21/systems', 'wmt21/dev', 'wmt21/D', 'wmt21/C', 'wmt21/B', 'wmt21/AC', "
+            "'wmt21/AB', 'wmt21', 'wmt20/tworefs', 'wmt20/robust/set3', 'wmt20/robust/set2', 'wmt20/robust/set1', "
+            "'wmt20/dev', 'wmt20', 'wmt19/google/wmtp', 'wmt19/google/hqr', 'wmt19/google/hqp', 'wmt19/google/hqall', "
+            "'wmt19/google/arp', 'wmt19/google/ar', 'wmt19/dev', 'wmt19', 'wmt18/test-ts', 'wmt18/dev', 'wmt18', "
+            "'wmt17/tworefs', 'wmt17/ms', 'wmt17/improved', 'wmt17/dev', 'wmt17/B', 'wmt17', 'wmt16/tworefs', "
+            "'wmt16/dev', 'wmt16/B', 'wmt16', 'wmt15', 'wmt14/full', 'wmt14', 'wmt13', 'wmt12', 'wmt11', 'wmt10', "
+            "'wmt09', 'wmt08/nc', 'wmt08/europarl', 'wmt08', 'multi30k/2018', 'multi30k/2017', 'multi30k/2016', "
+            "'mtnt2019', 'mtnt1.1/valid', 'mtnt1.1/train', 'mtnt1.1/test', 'mtedx/valid', 'mtedx/test', "
+            "'iwslt17/tst2016', 'iwslt17/tst2015', 'iwslt17/tst2014', 'iwslt17/tst2013', 'iwslt17/tst2012', "
+            "'iwslt17/tst2011', 'iwslt17/tst2010', 'iwslt17/dev2010', 'iwslt17']"});
+}
+
+// The reference files; with --num-refs N, N tab-separated references per line of one file.
+std::vector<std::vector<std::string>> read_references(const ScoreOptions& options, const Log& log) {
+  const std::size_t n_streams = std::max<std::size_t>(options.refs.size(), std::max(options.num_refs, 1));
+  std::vector<std::vector<std::string>> refs(n_streams);
+  for (std::size_t r = 0; r < options.refs.size(); ++r) {
+    std::vector<std::string> lines = read_rstripped(options.refs[r]);
+    if (options.num_refs == 1) {
+      refs[r] = std::move(lines);
+      continue;
+    }
+    const std::size_t max_split =
+        options.num_refs > 0 ? static_cast<std::size_t>(options.num_refs - 1) : std::string::npos;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      std::vector<std::string> fields = split_tabs(lines[i], max_split);
+      if (static_cast<long>(fields.size()) != options.num_refs)
+        refuse(log, kExitFieldCount,
+               {"FATAL: line " + std::to_string(i + 1) + ": expected " + std::to_string(options.num_refs) +
+                " fields, but found " + std::to_string(fields.size()) + "."});
+      for (std::size_t f = 0; f < fields.size(); ++f) refs[f].push_back(std::move(fields[f]));
+    }
+  }
+  return refs;
+}
+
+// The systems of stdin: one per tab-separated field, named "System 1", "System 2", ...
+void read_stdin_systems(std::istream& in, const Log& log, Inputs& inputs) {
+  const std::vector<std::string> lines = read_stdin_lines(in);
+  std::string first = lines.empty() ? "" : lines[0];
+  rstrip_in_place(first);
+  for (auto& field : split_tabs(first, std::string::npos)) inputs.systems.push_back({field});
+  for (std::size_t i = 0; i < inputs.systems.size(); ++i) inputs.names.push_back("System " + std::to_string(i + 1));
+  for (std::size_t l = 1; l < lines.size(); ++l) {
+    std::string line = lines[l];
+    rstrip_in_place(line);
+    std::vector<std::string> fields = split_tabs(line, std::string::npos);
+    if (fields.size() != inputs.systems.size())
+      refuse(log, kExitFieldCount,
+             {"FATAL: the number of tab-delimited fields in the input stream differ across lines."});
+    for (std::size_t s = 0; s < fields.size(); ++s) {
+      rstrip_in_place(fields[s]);
+      inputs.systems[s].push_back(std::move(fields[s]));
+    }
+  }
+}
+
+// The systems of -i files, named by their paths (a paired test's baseline given twice is read once).
+void read_system_files(const ScoreOptions& options, const Log& log, Inputs& inputs) {
+  for (const auto& file : *options.inputs) {
+    if (std::find(inputs.names.begin(), inputs.names.end(), file) != inputs.names.end()) {
+      if (is_paired(options) && file == inputs.names[0]) {
+        log.info("Ignoring " + python_str_repr(file) + " as it was also given as the baseline.");
+        continue;
+      }
+      refuse(log, kExitFailure,
+             {python_str_repr(file) + " already used to name a system.",
+              "Make sure to have a different basename for each system."});
+    }
+    inputs.systems.push_back(read_rstripped(file));
+    inputs.names.push_back(file);
+  }
+}
+
+// A paired test names its first system the baseline.
+void name_baseline(const ScoreOptions& options, Inputs& inputs) {
+  if (!is_paired(options) || inputs.systems.empty()) return;
+  if (!options.inputs) {
+    inputs.names[0] = "Baseline";
+    for (std::size_t s = 1; s < inputs.systems.size(); ++s) inputs.names[s] = "System " + std::to_string(s);
+  } else {
+    inputs.names[0] = "Baseline: " + inputs.names[0];
+  }
+}
+
+Inputs read_inputs(const ScoreOptions& options, std::istream& in, const Log& log) {
+  Inputs inputs;
+  inputs.refs = read_references(options, log);
+  if (options.inputs) {
+    read_system_files(options, log, inputs);
+  } else {
+    read_stdin_systems(in, log, inputs);
+  }
+  name_baseline(options, inputs);
+  return inputs;
+}
+
+// The checks sacreBLEU makes on what it read, in its order.
+void check_inputs(const ScoreOptions& options, const Inputs& inputs, const Log& log) {
+  const std::size_t n_systems = inputs.systems.size();
+  if (options.sentence_level) {
+    if (n_systems > 1) refuse(log, kExitFailure, {"Only one system can be evaluated in sentence-level mode."});
+    if (options.confidence || is_paired(options))
+      refuse(log, kExitFailure, {"Statistical tests are unavailable in sentence-level mode."});
+  }
+  if (is_paired(options) && n_systems == 1)
+    refuse(log, kExitFailure, {"Paired tests require multiple input systems given to --input (-i)."});
+  if (n_systems > 1 && options.confidence)
+    refuse(log, kExitFailure, {"Use paired tests (--paired) for multiple systems."});
+  for (const auto& system : inputs.systems) {
+    if (system.empty()) refuse(log, kExitFailure, {"Test set None contains no sentence"});
+    for (const auto& stream : inputs.refs)
+      if (stream.size() != system.size())
+        refuse(log, kExitFailure, {"System and reference streams have different lengths."});
+  }
+}
 
 std::string default_model_path(const std::string& tokenize, const ScoreEnvironment& env) {
   std::string base = env.model_dir ? *env.model_dir : (env.home ? *env.home : std::string(".")) + "/.sacrebleu";
@@ -108,14 +267,13 @@ std::string default_model_path(const std::string& tokenize, const ScoreEnvironme
   return base + "/models/" + file;
 }
 
-std::vector<MetricEntry> make_metrics(const ScoreOptions& options, const ScoreEnvironment& env) {
+// The metrics in sacreBLEU's order: command-line order for paired tests, by name otherwise.
+std::vector<MetricEntry> build_metrics(const ScoreOptions& options, const ScoreEnvironment& env) {
   BleuOptions bleu = options.bleu;
   if (options.sentence_level) bleu.effective_order = true;
   if ((bleu.tokenize == "spm" || bleu.tokenize == "flores101" || bleu.tokenize == "flores200") &&
       bleu.spm_model.empty())
     bleu.spm_model = default_model_path(bleu.tokenize, env);
-  // sacreBLEU keeps the metrics in command-line order (paired tests use that order;
-  // the other modes sort them by name).
   std::vector<MetricEntry> metrics;
   for (const auto& name : options.metrics) {
     std::string key = name;
@@ -130,6 +288,8 @@ std::vector<MetricEntry> make_metrics(const ScoreOptions& options, const ScoreEn
     else
       throw Error("unknown metric '" + name + "' (choose from bleu, chrf, ter)");
   }
+  if (!is_paired(options))
+    std::sort(metrics.begin(), metrics.end(), [](const MetricEntry& a, const MetricEntry& b) { return a.key < b.key; });
   return metrics;
 }
 
@@ -159,8 +319,7 @@ int resampling_threads(const ScoreOptions& options) { return options.paired_jobs
 // default; -cin 1 or less: no interval). These are the ones it crashes on (a negative
 // -j reaches multiprocessing.Pool) or that would run for hours.
 void check_limits(const ScoreOptions& options) {
-  const bool paired = options.paired_bs || options.paired_ar;
-  if (paired && options.paired_jobs < 0)
+  if (is_paired(options) && options.paired_jobs < 0)
     throw Error("--paired-jobs/-j: expected 0 (one worker per system) or a positive number of threads, got " +
                 std::to_string(options.paired_jobs));
   auto check_count = [](const char* option, int value) {
@@ -171,6 +330,124 @@ void check_limits(const ScoreOptions& options) {
   if (options.confidence) check_count("--confidence-n/-cin", options.confidence_n);
   if (options.paired_bs) check_count("--paired-bs-n/-pbsn", options.paired_bs_n);
   if (options.paired_ar) check_count("--paired-ar-n/-parn", options.paired_ar_n);
+}
+
+// What scoring shares: the options, the log, the signature fields every metric has and
+// the seed (like sacreBLEU, SACREBLEU_SEED is only read when something is resampled).
+struct Scoring {
+  const ScoreOptions& options;
+  const ScoreEnvironment& env;
+  const Log& log;
+  CommonSignature common;
+
+  ResamplingSeed seed() const { return ResamplingSeed::parse(env.seed.value_or("12345")); }
+  std::string signature(const Metric& metric, const CommonSignature& fields, bool short_form) const {
+    return format_signature(make_signature(metric, fields), short_form);
+  }
+};
+
+// -sl: one score line per segment of the one system with the one metric.
+std::string score_sentences(const Scoring& s, const MetricEntry& entry, const Inputs& inputs) {
+  const std::string signature = s.signature(*entry.metric, s.common, s.options.short_signature);
+  std::string text;
+  for (const auto& segment : extract_stats(entry, s.options, inputs.systems[0], inputs.refs, s.log)) {
+    const ScoreReport report{entry.metric->name(), entry.metric->score(segment), std::nullopt,
+                             entry.metric->verbose(segment)};
+    text += format_score(report, s.options.width, s.options.score_only, signature, false) + "\n";
+  }
+  return text;
+}
+
+// One system: each metric's corpus score, with its bootstrap confidence interval under -ci.
+std::string score_one_system(const Scoring& s, const std::vector<MetricEntry>& metrics, const Inputs& inputs,
+                             bool json) {
+  std::vector<std::string> results;
+  for (const auto& entry : metrics) {
+    const std::vector<Stats> stats = extract_stats(entry, s.options, inputs.systems[0], inputs.refs, s.log);
+    const Stats sum = sum_stats(stats);
+    ScoreReport report{entry.metric->name(), entry.metric->score(sum), std::nullopt, entry.metric->verbose(sum)};
+    CommonSignature fields = s.common;
+    if (s.options.confidence && s.options.confidence_n > 1) {
+      report.confidence = bootstrap_confidence(*entry.metric, stats, static_cast<std::size_t>(s.options.confidence_n),
+                                               s.seed().value, resampling_threads(s.options));
+      fields.bootstrap = std::to_string(s.options.confidence_n);
+      fields.seed = s.seed().text;
+    }
+    const std::string signature = s.signature(*entry.metric, fields, s.options.short_signature && !json);
+    results.push_back(format_score(report, s.options.width, s.options.score_only, signature, json));
+  }
+  return single_system_output(results, json);
+}
+
+MultiSystemReport empty_report(const std::vector<MetricEntry>& metrics, const Inputs& inputs) {
+  MultiSystemReport report;
+  report.system_names = inputs.names;
+  for (const auto& entry : metrics) report.metric_names.push_back(entry.metric->name());
+  return report;
+}
+
+// Several systems without a test: every system's corpus score with every metric.
+MultiSystemReport score_systems(const Scoring& s, const std::vector<MetricEntry>& metrics, const Inputs& inputs) {
+  MultiSystemReport report = empty_report(metrics, inputs);
+  report.results.assign(inputs.systems.size(), std::vector<PairedResult>(metrics.size()));
+  for (std::size_t sys = 0; sys < inputs.systems.size(); ++sys)
+    for (std::size_t m = 0; m < metrics.size(); ++m) {
+      const Stats sum = sum_stats(extract_stats(metrics[m], s.options, inputs.systems[sys], inputs.refs, s.log));
+      report.results[sys][m].score = metrics[m].metric->score(sum);
+    }
+  for (const auto& entry : metrics)
+    report.signatures.push_back(s.signature(*entry.metric, s.common, s.options.short_signature));
+  return report;
+}
+
+// -pbs / -par: every system against the baseline (the first), with sacreBLEU's log lines.
+MultiSystemReport paired_significance(const Scoring& s, const std::vector<MetricEntry>& metrics, const Inputs& inputs) {
+  const ScoreOptions& options = s.options;
+  const bool bootstrap = options.paired_bs;
+  const int requested = bootstrap ? options.paired_bs_n : options.paired_ar_n;
+  const std::size_t n_samples = requested > 0 ? static_cast<std::size_t>(requested) : (bootstrap ? 1000 : 10000);
+  std::vector<const Metric*> metric_list;
+  for (const auto& entry : metrics) metric_list.push_back(entry.metric.get());
+  const std::size_t n_systems = inputs.systems.size();
+  std::vector<std::vector<std::vector<Stats>>> stats(n_systems);
+  for (const auto& entry : metrics) {
+    s.log.info("Pre-computing " + entry.key + " statistics for " + python_str_repr(inputs.names[0]));
+    stats[0].push_back(extract_stats(entry, options, inputs.systems[0], inputs.refs, s.log));
+  }
+  const char* test_message = bootstrap ? " > Performing paired bootstrap resampling test (# resamples: "
+                                       : " > Performing approximate randomization test (# trials: ";
+  for (std::size_t sys = 1; sys < n_systems; ++sys)
+    for (const auto& entry : metrics) {
+      s.log.info("Computing " + entry.metric->name() + " for " + python_str_repr(inputs.names[sys]) +
+                 " and extracting sufficient statistics");
+      stats[sys].push_back(extract_stats(entry, options, inputs.systems[sys], inputs.refs, s.log));
+      s.log.info(test_message + std::to_string(n_samples) + ")");
+    }
+  const ResamplingSeed paired_seed = s.seed();
+  MultiSystemReport report = empty_report(metrics, inputs);
+  report.results = bootstrap ? paired_bootstrap(metric_list, stats, n_samples, paired_seed, resampling_threads(options))
+                             : paired_approximate_randomization(metric_list, stats, n_samples, paired_seed,
+                                                                resampling_threads(options));
+  report.test = bootstrap ? PairedTestKind::bootstrap : PairedTestKind::approximate_randomization;
+  // The explanation quotes the option as given; the signature the count actually used.
+  report.n_samples = requested;
+  CommonSignature fields = s.common;
+  (bootstrap ? fields.bootstrap : fields.randomization) = std::to_string(n_samples);
+  fields.seed = paired_seed.paired_text();
+  for (const auto& entry : metrics)
+    report.signatures.push_back(s.signature(*entry.metric, fields, options.short_signature));
+  return report;
+}
+
+// The scores in the output sacreBLEU prints for this kind of run.
+std::string report(const Scoring& s, const std::vector<MetricEntry>& metrics, const Inputs& inputs,
+                   const std::string& format) {
+  if (s.options.sentence_level) return score_sentences(s, metrics.front(), inputs);
+  if (inputs.systems.size() == 1) return score_one_system(s, metrics, inputs, format == "json");
+  s.log.info("Found " + std::to_string(inputs.systems.size()) + " systems.");
+  const MultiSystemReport table =
+      is_paired(s.options) ? paired_significance(s, metrics, inputs) : score_systems(s, metrics, inputs);
+  return multi_system_output(table, format, s.options.width);
 }
 
 }  // namespace
@@ -192,237 +469,18 @@ int score_run(const ScoreOptions& options, std::istream& in, std::ostream& out, 
               const ScoreEnvironment& env) {
   check_limits(options);
   const Log log(err, options.quiet);
-  const bool paired = options.paired_bs || options.paired_ar;
-  std::string format = options.format;
-  if (env.format) {
-    std::string wanted = *env.format;
-    std::transform(wanted.begin(), wanted.end(), wanted.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (wanted == "json" || wanted == "text" || wanted == "latex") format = wanted;
-  }
-
-  if (options.sentence_level && options.metrics.size() > 1) {
-    log.error("Only one metric can be used in sentence-level mode.");
-    return kExitFailure;
-  }
-  if (options.num_refs != 1 && options.refs.size() > 1) {
-    log.error("The --num-refs argument allows you to provide any number of tab-delimited references in a single file.");
-    log.error("You can only use it with externally provided references, however (i.e., not with `-t`),");
-    log.error("and you cannot then provide multiple reference files.");
-    return kExitFailure;
-  }
-  if (options.refs.empty()) {
-    log.error(
-        "If manual references given, make sure to provide them before the -i/--input argument to avoid confusion.");
-    log.error("Otherwise, I need a predefined test set (-t) from the following list:");
-    log.error(
-        "['wmt24', 'wmt23', 'wmt22', 'wmt21/systems', 'wmt21/dev', 'wmt21/D', 'wmt21/C', 'wmt21/B', 'wmt21/AC', "
-        "'wmt21/AB', 'wmt21', 'wmt20/tworefs', 'wmt20/robust/set3', 'wmt20/robust/set2', 'wmt20/robust/set1', "
-        "'wmt20/dev', 'wmt20', 'wmt19/google/wmtp', 'wmt19/google/hqr', 'wmt19/google/hqp', 'wmt19/google/hqall', "
-        "'wmt19/google/arp', 'wmt19/google/ar', 'wmt19/dev', 'wmt19', 'wmt18/test-ts', 'wmt18/dev', 'wmt18', "
-        "'wmt17/tworefs', 'wmt17/ms', 'wmt17/improved', 'wmt17/dev', 'wmt17/B', 'wmt17', 'wmt16/tworefs', "
-        "'wmt16/dev', 'wmt16/B', 'wmt16', 'wmt15', 'wmt14/full', 'wmt14', 'wmt13', 'wmt12', 'wmt11', 'wmt10', "
-        "'wmt09', 'wmt08/nc', 'wmt08/europarl', 'wmt08', 'multi30k/2018', 'multi30k/2017', 'multi30k/2016', "
-        "'mtnt2019', 'mtnt1.1/valid', 'mtnt1.1/train', 'mtnt1.1/test', 'mtedx/valid', 'mtedx/test', "
-        "'iwslt17/tst2016', 'iwslt17/tst2015', 'iwslt17/tst2014', 'iwslt17/tst2013', 'iwslt17/tst2012', "
-        "'iwslt17/tst2011', 'iwslt17/tst2010', 'iwslt17/dev2010', 'iwslt17']");
-    return kExitFailure;
-  }
-
-  // References: refs[r][i] is reference stream r, segment i.
-  const std::size_t n_streams = std::max<std::size_t>(options.refs.size(), std::max(options.num_refs, 1));
-  std::vector<std::vector<std::string>> refs(n_streams);
-  for (std::size_t r = 0; r < options.refs.size(); ++r) {
-    std::vector<std::string> lines = read_rstripped(options.refs[r]);
-    if (options.num_refs == 1) {
-      refs[r] = std::move(lines);
-      continue;
-    }
-    const std::size_t max_split =
-        options.num_refs > 0 ? static_cast<std::size_t>(options.num_refs - 1) : std::string::npos;
-    for (std::size_t i = 0; i < lines.size(); ++i) {
-      std::vector<std::string> fields = split_tabs(lines[i], max_split);
-      if (static_cast<long>(fields.size()) != options.num_refs) {
-        log.error("FATAL: line " + std::to_string(i + 1) + ": expected " + std::to_string(options.num_refs) +
-                  " fields, but found " + std::to_string(fields.size()) + ".");
-        return kExitFieldCount;
-      }
-      for (std::size_t f = 0; f < fields.size(); ++f) refs[f].push_back(std::move(fields[f]));
-    }
-  }
-
-  // Systems.
-  std::vector<std::vector<std::string>> systems;
-  std::vector<std::string> names;
-  if (!options.inputs) {
-    const std::vector<std::string> lines = read_stdin_lines(in);
-    std::string first = lines.empty() ? "" : lines[0];
-    rstrip_in_place(first);
-    for (auto& field : split_tabs(first, std::string::npos)) systems.push_back({field});
-    for (std::size_t i = 0; i < systems.size(); ++i) names.push_back("System " + std::to_string(i + 1));
-    for (std::size_t l = 1; l < lines.size(); ++l) {
-      std::string line = lines[l];
-      rstrip_in_place(line);
-      std::vector<std::string> fields = split_tabs(line, std::string::npos);
-      if (fields.size() != systems.size()) {
-        log.error("FATAL: the number of tab-delimited fields in the input stream differ across lines.");
-        return kExitFieldCount;
-      }
-      for (std::size_t s = 0; s < fields.size(); ++s) {
-        rstrip_in_place(fields[s]);
-        systems[s].push_back(std::move(fields[s]));
-      }
-    }
-  } else {
-    for (const auto& file : *options.inputs) {
-      if (std::find(names.begin(), names.end(), file) != names.end()) {
-        if (paired && file == names[0]) {
-          log.info("Ignoring " + python_str_repr(file) + " as it was also given as the baseline.");
-          continue;
-        }
-        log.error(python_str_repr(file) + " already used to name a system.");
-        log.error("Make sure to have a different basename for each system.");
-        return kExitFailure;
-      }
-      systems.push_back(read_rstripped(file));
-      names.push_back(file);
-    }
-  }
-  const std::size_t n_systems = systems.size();
-  if (paired && n_systems > 0) {
-    if (!options.inputs) {
-      names[0] = "Baseline";
-      for (std::size_t s = 1; s < n_systems; ++s) names[s] = "System " + std::to_string(s);
-    } else {
-      names[0] = "Baseline: " + names[0];
-    }
-  }
-
-  if (options.sentence_level) {
-    if (n_systems > 1) {
-      log.error("Only one system can be evaluated in sentence-level mode.");
-      return kExitFailure;
-    }
-    if (options.confidence || paired) {
-      log.error("Statistical tests are unavailable in sentence-level mode.");
-      return kExitFailure;
-    }
-  }
-  if (paired && n_systems == 1) {
-    log.error("Paired tests require multiple input systems given to --input (-i).");
-    return kExitFailure;
-  }
-  if (n_systems > 1 && options.confidence) {
-    log.error("Use paired tests (--paired) for multiple systems.");
-    return kExitFailure;
-  }
-  for (const auto& system : systems) {
-    if (system.empty()) {
-      log.error("Test set None contains no sentence");
-      return kExitFailure;
-    }
-    for (const auto& stream : refs)
-      if (stream.size() != system.size()) {
-        log.error("System and reference streams have different lengths.");
-        return kExitFailure;
-      }
-  }
-
-  std::vector<MetricEntry> metrics = make_metrics(options, env);
-  if (!paired)
-    std::sort(metrics.begin(), metrics.end(), [](const MetricEntry& a, const MetricEntry& b) { return a.key < b.key; });
-  // Like sacreBLEU, SACREBLEU_SEED is only read when something is resampled.
-  auto seed = [&env] { return ResamplingSeed::parse(env.seed.value_or("12345")); };
-  CommonSignature common;
-  common.nrefs = std::to_string(refs.size());
-
-  if (options.sentence_level) {
-    const MetricEntry& entry = metrics.front();
-    const std::string signature = format_signature(make_signature(*entry.metric, common), options.short_signature);
-    const std::vector<Stats> stats = extract_stats(entry, options, systems[0], refs, log);
-    std::string text;
-    for (const auto& segment : stats) {
-      const ScoreReport report{entry.metric->name(), entry.metric->score(segment), std::nullopt,
-                               entry.metric->verbose(segment)};
-      text += format_score(report, options.width, options.score_only, signature, false) + "\n";
-    }
-    out << text;
+  try {
+    check_arguments(options, log);
+    const Inputs inputs = read_inputs(options, in, log);
+    check_inputs(options, inputs, log);
+    const std::vector<MetricEntry> metrics = build_metrics(options, env);
+    Scoring scoring{options, env, log, {}};
+    scoring.common.nrefs = std::to_string(inputs.refs.size());
+    out << report(scoring, metrics, inputs, effective_format(options, env));
     return 0;
+  } catch (const Refused& refused) {
+    return refused.exit_code;
   }
-
-  if (n_systems == 1) {
-    std::vector<std::string> results;
-    const bool json = format == "json";
-    for (const auto& entry : metrics) {
-      const std::vector<Stats> stats = extract_stats(entry, options, systems[0], refs, log);
-      const Stats sum = sum_stats(stats);
-      ScoreReport report{entry.metric->name(), entry.metric->score(sum), std::nullopt, entry.metric->verbose(sum)};
-      CommonSignature with_bootstrap = common;
-      if (options.confidence && options.confidence_n > 1) {
-        report.confidence = bootstrap_confidence(*entry.metric, stats, static_cast<std::size_t>(options.confidence_n),
-                                                 seed().value, resampling_threads(options));
-        with_bootstrap.bootstrap = std::to_string(options.confidence_n);
-        with_bootstrap.seed = seed().text;
-      }
-      const std::string signature =
-          format_signature(make_signature(*entry.metric, with_bootstrap), options.short_signature && !json);
-      results.push_back(format_score(report, options.width, options.score_only, signature, json));
-    }
-    out << single_system_output(results, json);
-    return 0;
-  }
-
-  log.info("Found " + std::to_string(n_systems) + " systems.");
-  MultiSystemReport report;
-  report.system_names = names;
-  for (const auto& entry : metrics) report.metric_names.push_back(entry.metric->name());
-
-  if (!paired) {
-    report.results.assign(n_systems, std::vector<PairedResult>(metrics.size()));
-    for (std::size_t s = 0; s < n_systems; ++s)
-      for (std::size_t m = 0; m < metrics.size(); ++m) {
-        const Stats sum = sum_stats(extract_stats(metrics[m], options, systems[s], refs, log));
-        report.results[s][m].score = metrics[m].metric->score(sum);
-      }
-    for (const auto& entry : metrics)
-      report.signatures.push_back(format_signature(make_signature(*entry.metric, common), options.short_signature));
-    out << multi_system_output(report, format, options.width);
-    return 0;
-  }
-
-  const bool bootstrap = options.paired_bs;
-  const int requested = bootstrap ? options.paired_bs_n : options.paired_ar_n;
-  const std::size_t n_samples = requested > 0 ? static_cast<std::size_t>(requested) : (bootstrap ? 1000 : 10000);
-  std::vector<const Metric*> metric_list;
-  for (const auto& entry : metrics) metric_list.push_back(entry.metric.get());
-  std::vector<std::vector<std::vector<Stats>>> stats(n_systems);
-  for (const auto& entry : metrics) {
-    log.info("Pre-computing " + entry.key + " statistics for " + python_str_repr(names[0]));
-    stats[0].push_back(extract_stats(entry, options, systems[0], refs, log));
-  }
-  const char* test_message = bootstrap ? " > Performing paired bootstrap resampling test (# resamples: "
-                                       : " > Performing approximate randomization test (# trials: ";
-  for (std::size_t s = 1; s < n_systems; ++s)
-    for (const auto& entry : metrics) {
-      log.info("Computing " + entry.metric->name() + " for " + python_str_repr(names[s]) +
-               " and extracting sufficient statistics");
-      stats[s].push_back(extract_stats(entry, options, systems[s], refs, log));
-      log.info(test_message + std::to_string(n_samples) + ")");
-    }
-  const ResamplingSeed paired_seed = seed();
-  report.results = bootstrap ? paired_bootstrap(metric_list, stats, n_samples, paired_seed, resampling_threads(options))
-                             : paired_approximate_randomization(metric_list, stats, n_samples, paired_seed,
-                                                                resampling_threads(options));
-  report.test = bootstrap ? PairedTestKind::bootstrap : PairedTestKind::approximate_randomization;
-  // The explanation quotes the option as given; the signature the count actually used.
-  report.n_samples = requested;
-  CommonSignature paired_common = common;
-  (bootstrap ? paired_common.bootstrap : paired_common.randomization) = std::to_string(n_samples);
-  paired_common.seed = paired_seed.paired_text();
-  for (const auto& entry : metrics)
-    report.signatures.push_back(
-        format_signature(make_signature(*entry.metric, paired_common), options.short_signature));
-  out << multi_system_output(report, format, options.width);
-  return 0;
 }
 
 }  // namespace csan::scoring

@@ -1,25 +1,18 @@
 #include "toolkit/scoring/tagging_report.h"
 
 #include <algorithm>
-#include <cstdio>
+#include <nlohmann/json.hpp>
 
-#include "toolkit/core/progress.h"
+#include "toolkit/core/json_text.h"
+#include "toolkit/scoring/report_format.h"
 
 namespace csan::scoring {
 
 namespace {
 
-std::string fixed(double value, int width) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", width, value);
-  return buf;
-}
-
-std::string quoted(const std::string& s) { return "\"" + json_escape(s) + "\""; }
-
-std::string count_json(const Count& c, int width) {
-  return "{\"score\": " + fixed(c.percent(), width) + ", \"correct\": " + std::to_string(c.correct) +
-         ", \"total\": " + std::to_string(c.total) + "}";
+// A count as {"score": its percentage rounded to --width decimals, "correct", "total"}.
+nlohmann::ordered_json count_json(const Count& c, int width) {
+  return {{"score", round_to_width(c.percent(), width)}, {"correct", c.correct}, {"total", c.total}};
 }
 
 std::string pad(const std::string& s, size_t width, bool right = false) {
@@ -29,48 +22,47 @@ std::string pad(const std::string& s, size_t width, bool right = false) {
 
 // "93.56", with the bootstrap's "(μ = 93.50 ± 0.40)" and p-value "(p = 0.0010)*" when paired.
 std::string text_cell(const SystemScores& system, size_t metric, bool baseline, int width) {
-  std::string cell = fixed(system.accuracies[metric].second.percent(), width);
+  std::string cell = format_fixed(system.accuracies[metric].second.percent(), width);
   if (system.paired.empty()) return cell;
   const PairedResult& r = system.paired[metric];
-  if (r.mean && r.ci) cell += " (μ = " + fixed(*r.mean, width) + " ± " + fixed(*r.ci, width) + ")";
-  if (!baseline && r.p_value) cell += " (p = " + fixed(*r.p_value, 4) + ")" + (*r.p_value < 0.05 ? "*" : " ");
+  if (r.mean && r.ci) cell += " (μ = " + format_fixed(*r.mean, width) + " ± " + format_fixed(*r.ci, width) + ")";
+  if (!baseline && r.p_value) cell += " (p = " + format_fixed(*r.p_value, 4) + ")" + (*r.p_value < 0.05 ? "*" : " ");
   return cell;
 }
 
 }  // namespace
 
 std::string tagging_report_json(const TaggingScores& s, int width) {
-  std::string out = "{\n  \"reference\": " + quoted(s.reference) + ",\n  \"tag_column\": " + quoted(s.tag_column) +
-                    ",\n  \"words\": " + std::to_string(s.words) + ",\n";
+  nlohmann::ordered_json report = {{"reference", s.reference}, {"tag_column", s.tag_column}, {"words", s.words}};
   if (s.classes) {
-    out += "  \"oov_words\": " + std::to_string(s.oov_words) + ",\n  \"oov_definition\": " +
-           quoted("form not in " + s.oov_source) + ",\n  \"ambiguous_words\": " + std::to_string(s.ambiguous_words) +
-           ",\n  \"ambiguous_definition\": \"not OOV, 2+ tags in the training data\",\n";
+    report["oov_words"] = s.oov_words;
+    report["oov_definition"] = "form not in " + s.oov_source;
+    report["ambiguous_words"] = s.ambiguous_words;
+    report["ambiguous_definition"] = "not OOV, 2+ tags in the training data";
   }
-  if (s.paired) out += "  \"paired_bs_n\": " + std::to_string(s.paired_bs_n) + ",\n  \"seed\": " + quoted(s.seed) + ",\n";
-  out += "  \"systems\": [\n";
+  if (s.paired) {
+    report["paired_bs_n"] = s.paired_bs_n;
+    report["seed"] = s.seed;
+  }
+  auto& systems = report["systems"] = nlohmann::ordered_json::array();
   for (size_t i = 0; i < s.systems.size(); ++i) {
     const SystemScores& system = s.systems[i];
-    out += "    {\n      \"name\": " + quoted(system.name) + (s.paired && i == 0 ? ",\n      \"baseline\": true" : "");
+    nlohmann::ordered_json entry = {{"name", system.name}};
+    if (s.paired && i == 0) entry["baseline"] = true;
     for (size_t m = 0; m < system.accuracies.size(); ++m) {
       const auto& [name, count] = system.accuracies[m];
-      out += ",\n      " + quoted(name) + ": " + count_json(count, width);
-      if (!system.paired.empty()) {
-        const PairedResult& r = system.paired[m];
-        out.pop_back();  // reopen the object for the bootstrap fields
-        if (r.mean) out += ", \"mean\": " + fixed(*r.mean, width);
-        if (r.ci) out += ", \"ci\": " + fixed(*r.ci, width);
-        if (r.p_value) out += ", \"p_value\": " + fixed(*r.p_value, 4);
-        out += "}";
-      }
+      auto& accuracy = entry[name] = count_json(count, width);
+      if (system.paired.empty()) continue;
+      const PairedResult& r = system.paired[m];
+      if (r.mean) accuracy["mean"] = round_to_width(*r.mean, width);
+      if (r.ci) accuracy["ci"] = round_to_width(*r.ci, width);
+      if (r.p_value) accuracy["p_value"] = round_to_width(*r.p_value, 4);
     }
-    out += ",\n      \"tag_recall\": {";
-    size_t n = 0;
-    for (const auto& [tag, count] : system.tag_recall)
-      out += std::string(n++ ? ", " : "") + "\n        " + quoted(tag) + ": " + count_json(count, width);
-    out += "\n      }\n    }" + std::string(i + 1 < s.systems.size() ? "," : "") + "\n";
+    auto& recall = entry["tag_recall"] = nlohmann::ordered_json::object();
+    for (const auto& [tag, count] : system.tag_recall) recall[tag] = count_json(count, width);
+    systems.push_back(std::move(entry));
   }
-  return out + "  ]\n}\n";
+  return core::json_text(report) + "\n";
 }
 
 std::string tagging_report_text(const TaggingScores& s, int width) {
@@ -108,7 +100,8 @@ std::string tagging_report_text(const TaggingScores& s, int width) {
   for (const auto& [tag, count] : s.systems[0].tag_recall) {
     out += pad(tag, 8) + pad(std::to_string(count.total), 8, true);
     for (const auto& system : s.systems)
-      out += "  " + pad(fixed(system.tag_recall.at(tag).percent(), width), std::max<size_t>(7, system.name.size()), true);
+      out += "  " + pad(format_fixed(system.tag_recall.at(tag).percent(), width),
+                        std::max<size_t>(7, system.name.size()), true);
     out += "\n";
   }
   return out;

@@ -27,9 +27,9 @@ std::vector<SignatureField> Ter::signature_fields() const {
 std::vector<Stats> Ter::segment_stats(const std::vector<std::string>& hyps,
                                       const std::vector<std::vector<std::string>>& refs) const {
   for (const auto& stream : refs) {
-    if (stream.size() != hyps.size()) throw Error("System and reference streams have different lengths.");
+    if (stream.size() != hyps.size()) throw Error("System and reference streams have different lengths.", ErrorKind::bad_input);
   }
-  if (refs.empty()) throw Error("TER needs at least one reference stream");
+  if (refs.empty()) throw Error("TER needs at least one reference stream", ErrorKind::bad_input);
   std::vector<Stats> all(hyps.size());
   // The words of the normalised line. Without normalisation or punctuation removal the
   // normaliser is lowercase + split + join, and splitting the joined text again gives

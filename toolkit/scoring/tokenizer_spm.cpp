@@ -16,7 +16,7 @@ SpmTokenizer::SpmTokenizer(const std::string& model_path, const std::string& sig
   // (SentencePiece's own reader reports "basic_filebuf::underflow error").
   auto status = processor_->LoadFromSerializedProto(read_file(model_path));
   if (!status.ok()) {
-    throw Error(model_path + ": cannot load SentencePiece model: " + status.ToString());
+    throw Error(model_path + ": cannot load SentencePiece model: " + status.ToString(), ErrorKind::bad_input);
   }
 }
 

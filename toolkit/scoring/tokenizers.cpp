@@ -101,7 +101,7 @@ std::unique_ptr<Tokenizer> make_tokenizer(const std::string& name, const std::st
       }
       path = cached;
     } else if (!file_exists(path)) {
-      throw Error(path + ": SentencePiece model file not found");
+      throw Error(path + ": SentencePiece model file not found", ErrorKind::missing_file);
     }
     return std::make_unique<SpmTokenizer>(path, variant.signature);
   }

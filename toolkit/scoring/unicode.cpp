@@ -265,7 +265,7 @@ std::string join_split(std::string_view s) {
 std::u32string to_u32(std::string_view utf8) {
   size_t bad = utf8::find_invalid(utf8);
   if (bad != std::string_view::npos) {
-    throw Error("invalid UTF-8 at byte " + std::to_string(bad) + " of a segment");
+    throw Error("invalid UTF-8 at byte " + std::to_string(bad) + " of a segment", ErrorKind::bad_input);
   }
   return utf8::decode(utf8);
 }

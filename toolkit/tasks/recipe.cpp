@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "toolkit/commands/task_command.h"
 #include "toolkit/core/error.h"
 #include "toolkit/models/model_registry.h"
 #include "toolkit/tasks/task_registry.h"
@@ -26,7 +27,7 @@ std::set<std::string> declared_keys(const std::function<void(core::ConfigSchema&
 
 core::ConfigSchema recipe_schema() {
   core::ConfigSchema schema;
-  schema.add_string("task.name", "translation", "the task: what the data is and what is learned from it",
+  schema.add_string("task.name", commands::kDefaultTask, "the task: what the data is and what is learned from it",
                     task_registry().names());
   for (const auto& name : task_registry().names()) task_registry().get(name).declare_options(schema);
   models::declare_model_options(schema);
@@ -49,6 +50,19 @@ void resolve_recipe(core::Config& cfg) {
                                   (owners.empty() ? std::string() : " (it belongs to task " + owners + ")"));
   }
   models::resolve_model_options(cfg);
+}
+
+loading::ModelDescription describe_model(const checkpoint::CheckpointMeta& meta, const std::string& path) {
+  if (!task_registry().contains(meta.task))
+    throw Error(path + ": written by task '" + meta.task +
+                "', which this csan does not have (known: " + task_registry().known() + ")");
+  core::Config cfg = core::Config::from_yaml_string(meta.recipe_yaml, recipe_schema(), path + " (embedded recipe)");
+  if (cfg.get<std::string>("task.name") != meta.task)
+    throw Error(path + ": its recipe names task '" + cfg.get<std::string>("task.name") + "' but the checkpoint says '" +
+                meta.task + "' (corrupt checkpoint?)");
+  resolve_recipe(cfg);
+  models::ModelContext context = task_registry().get(meta.task).model_context(meta, path);
+  return {std::move(cfg), std::move(context)};
 }
 
 std::unique_ptr<training::Task> open_task(const core::Config& cfg) {

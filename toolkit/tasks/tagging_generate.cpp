@@ -2,6 +2,7 @@
 
 #include <ATen/Parallel.h>
 
+#include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -10,8 +11,9 @@
 
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
+#include "toolkit/loading/model_loader.h"
 #include "toolkit/models/tagging_model.h"
-#include "toolkit/tasks/model_loader.h"
+#include "toolkit/tasks/recipe.h"
 #include "toolkit/tasks/tagging_batch.h"
 #include "toolkit/tasks/tagging_task.h"
 
@@ -33,11 +35,13 @@ struct Taggers {
   TaggingCheckpointData data;
 };
 
-Taggers load_taggers(const generation::GenerateOptions& options, checkpoint::CheckpointReader& first) {
+Taggers load_taggers(const GenerateOptions& options, checkpoint::CheckpointReader& first) {
   Taggers taggers;
   checkpoint::CheckpointMeta first_meta;
   for (size_t i = 0; i < options.paths.size(); ++i) {
-    LoadedModel loaded = i == 0 ? load_model(first) : load_ensemble_member(options.paths[i], first_meta, options.paths[0]);
+    loading::LoadedModel loaded =
+        i == 0 ? loading::load_model(first, describe_model)
+               : loading::load_ensemble_member(options.paths[i], first_meta, options.paths[0], describe_model);
     if (i == 0) {
       first_meta = loaded.meta;
       taggers.data = tagging_data_from_meta(loaded.meta, loaded.path);
@@ -59,7 +63,17 @@ struct ChunkPlace {
 
 }  // namespace
 
-void generate_tags(const generation::GenerateOptions& options, checkpoint::CheckpointReader& first, std::ostream& out,
+std::unique_ptr<boost::program_options::options_description> tagging_generate_options(GenerateOptions& o) {
+  namespace po = boost::program_options;
+  auto section = std::make_unique<po::options_description>(
+      "Tagging checkpoints: csan-generate --path CKPT[:CKPT...] --input FILE.conllu|- [options]");
+  section->add_options()("input", po::value<std::string>(&o.input), "CoNLL-U file to tag, or - for stdin")(
+      "batch-size", po::value<int64_t>(&o.batch_size)->default_value(64), "chunks per batch (0: all at once)")(
+      "results-path", po::value<std::string>(&o.results_path), "write DIR/generate-input.conllu instead of stdout");
+  return section;
+}
+
+void generate_tags(const GenerateOptions& options, checkpoint::CheckpointReader& first, std::ostream& out,
                    std::ostream& log) {
   if (!options.data_dir.empty() || options.input.empty())
     throw Error("a tagging checkpoint tags CoNLL-U: give --input FILE.conllu (or - for stdin), not --data");
@@ -134,7 +148,8 @@ void generate_tags(const generation::GenerateOptions& options, checkpoint::Check
                 at::get_num_threads() == 1 ? "" : "s");
   log << line;
   if (gold == words && words > 0) {
-    std::snprintf(line, sizeof line, "; accuracy against the input's tags %.2f", 100.0 * double(correct) / double(words));
+    std::snprintf(line, sizeof line, "; accuracy against the input's tags %.2f",
+                  100.0 * double(correct) / double(words));
     log << line;
   }
   log << "\n";

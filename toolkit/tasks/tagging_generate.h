@@ -7,16 +7,21 @@
 // tags when it has them) goes to the log.
 #pragma once
 
+#include <boost/program_options/options_description.hpp>
 #include <iosfwd>
+#include <memory>
 
 #include "toolkit/checkpoint/checkpoint.h"
-#include "toolkit/generation/generate_run.h"
+#include "toolkit/tasks/generate.h"
 
 namespace csan::tasks {
 
+// The task's section of csan-generate's options, bound to `options`.
+std::unique_ptr<boost::program_options::options_description> tagging_generate_options(GenerateOptions& options);
+
 // Throws csan::Error for --data (tagging reads CoNLL-U), checkpoints with other
 // vocabularies, and malformed input (naming file and line).
-void generate_tags(const generation::GenerateOptions& options, checkpoint::CheckpointReader& first, std::ostream& out,
+void generate_tags(const GenerateOptions& options, checkpoint::CheckpointReader& first, std::ostream& out,
                    std::ostream& log);
 
 }  // namespace csan::tasks

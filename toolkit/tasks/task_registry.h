@@ -1,9 +1,13 @@
 // Tasks by name ("task.name"), as fairseq's FairseqTask registry: each registered task
 // says which keys it reads, how to open its data for training (a training::Task), how to
 // size a model from a checkpoint's data alone, and what csan-generate does with its
-// checkpoints. Tasks register in files named *_task.cpp (see CSAN_REGISTRATION_ANCHOR).
+// checkpoints (its options and generation). Tasks register in files named *_task.cpp
+// (see CSAN_REGISTRATION_ANCHOR). This is the torch half of a task; its torch-free half
+// (csan-preprocess and csan-score) is registered under the same name in
+// toolkit/commands/task_command.h.
 #pragma once
 
+#include <boost/program_options/options_description.hpp>
 #include <functional>
 #include <iosfwd>
 #include <map>
@@ -13,8 +17,8 @@
 #include "toolkit/checkpoint/checkpoint.h"
 #include "toolkit/core/config.h"
 #include "toolkit/core/registry.h"
-#include "toolkit/generation/generate_run.h"
 #include "toolkit/models/model_context.h"
+#include "toolkit/tasks/generate.h"
 #include "toolkit/training/task.h"
 
 namespace csan::tasks {
@@ -32,10 +36,12 @@ struct TaskSpec {
   // The model context from a checkpoint's data alone (no data directory); the same
   // function the opened task uses, so training and loading size models alike.
   std::function<models::ModelContext(const checkpoint::CheckpointMeta&, const std::string& path)> model_context;
-  // csan-generate on checkpoints of this task: `first` is options.paths[0], already
-  // open; the others are opened one at a time (load_ensemble_member checks their task).
-  std::function<void(const generation::GenerateOptions&, checkpoint::CheckpointReader& first, std::ostream& out,
-                     std::ostream& log)>
+  // csan-generate on checkpoints of this task: the task's section of its options, bound
+  // to the settings (options of other tasks are refused) ...
+  std::function<std::unique_ptr<boost::program_options::options_description>(GenerateOptions&)> generate_options;
+  // ... and its generation: `first` is options.paths[0], already open; the others are
+  // opened one at a time (loading::load_ensemble_member checks their task).
+  std::function<void(const GenerateOptions&, checkpoint::CheckpointReader& first, std::ostream& out, std::ostream& log)>
       generate;
 };
 

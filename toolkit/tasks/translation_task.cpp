@@ -3,18 +3,14 @@
 #include <filesystem>
 #include <regex>
 
-#include "toolkit/core/allocator_tuning.h"
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
 #include "toolkit/core/option_table.h"
 #include "toolkit/data/language_pair_dataset.h"
 #include "toolkit/generation/bleu_validation.h"
-#include "toolkit/generation/generate_run.h"
 #include "toolkit/models/encoder_decoder_model.h"
-#include "toolkit/nn/compute_device.h"
-#include "toolkit/tasks/inference_checkpoint.h"
-#include "toolkit/tasks/model_loader.h"
 #include "toolkit/tasks/task_registry.h"
+#include "toolkit/tasks/translation_generate.h"
 #include "toolkit/training/criterion.h"
 
 CSAN_REGISTRATION_ANCHOR(translation_task)
@@ -246,33 +242,6 @@ models::ModelContext translation_context_from_meta(const checkpoint::CheckpointM
                              text::Dictionary::parse(meta.get("tgt_dict"), path + " (target dictionary)"));
 }
 
-void generate(const generation::GenerateOptions& options, checkpoint::CheckpointReader& first, std::ostream& out,
-              std::ostream& log) {
-  generation::validate_generate_options(options);
-  // An inference-only checkpoint decodes in the precision it was written in (--precision
-  // may repeat it; the default fp32 follows it).
-  generation::GenerateOptions effective = options;
-  const std::string stored = inference_precision_of(first.meta());
-  if (!stored.empty()) {
-    if (options.precision.name != "fp32" && options.precision.name != stored)
-      throw Error("--precision " + options.precision.name + ": " + first.path() + " is an inference-only " + stored +
-                  " checkpoint (leave --precision out or give " + stored + ")");
-    effective.precision.name = stored;
-  }
-  // int8 products exist only on the CPU: a GPU machine decodes int8 there by itself.
-  const bool int8 = effective.precision.name == "int8";
-  const torch::Device device = nn::compute_device(options.cpu || int8);
-  if (int8 && !options.cpu && torch::cuda::is_available())
-    log << "int8: decoding on the CPU (int8 products are CPU-only)\n";
-  if (!device.is_cpu()) log << "decoding on " << nn::describe_device(device) << "\n";
-  const auto ensemble = load_translation_ensemble(options.paths, &first, device);
-  generation::convert_ensemble(ensemble.models, effective.precision, ensemble.tgt_dict.eos(), log);
-  // Loading and conversion left freed blocks (the archive's copies, the fp32 forms of
-  // converted weights) that decoding's buffers do not fit; csan-generate never trims.
-  core::release_free_heap_pages();
-  generation::translate(effective, ensemble, out, log);
-}
-
 core::Registrar<TaskSpec> translation_task(
     task_registry(), "translation",
     {"a language pair binarized by csan-preprocess; encoder-decoder models", models::kEncoderDecoder,
@@ -286,7 +255,7 @@ core::Registrar<TaskSpec> translation_task(
        return defaults;
      },
      [](const core::Config& cfg) -> std::unique_ptr<training::Task> { return std::make_unique<TranslationTask>(cfg); },
-     translation_context_from_meta, generate});
+     translation_context_from_meta, translation_generate_options, generate_translations});
 
 }  // namespace
 
@@ -304,37 +273,6 @@ training::TensorBatch translation_batch(const data::CollatedBatch& c) {
 
 models::ModelContext translation_context(const text::Dictionary& src_dict, const text::Dictionary& tgt_dict) {
   return models::ModelContext::translation(src_dict.size(), tgt_dict.size(), tgt_dict.pad(), src_dict == tgt_dict);
-}
-
-generation::LoadedEnsemble load_translation_ensemble(const std::vector<std::string>& paths,
-                                                     checkpoint::CheckpointReader* first, const torch::Device& device) {
-  if (paths.empty()) throw Error("--path: no checkpoint given");
-  generation::LoadedEnsemble ensemble;
-  checkpoint::CheckpointMeta first_meta;
-  for (size_t i = 0; i < paths.size(); ++i) {
-    LoadedModel loaded = i > 0   ? load_ensemble_member(paths[i], first_meta, paths[0], device)
-                         : first ? load_model(*first, device)
-                                 : load_model(paths[0], device);
-    if (i == 0) {
-      first_meta = loaded.meta;
-      if (first_meta.task != "translation")
-        throw Error(paths[0] + ": a " + first_meta.task + " checkpoint, not a translation one");
-      ensemble.src_lang = first_meta.get("src_lang");
-      ensemble.tgt_lang = first_meta.get("tgt_lang");
-      ensemble.src_dict = text::Dictionary::parse(first_meta.get("src_dict"), paths[0] + " (source dictionary)");
-      ensemble.tgt_dict = text::Dictionary::parse(first_meta.get("tgt_dict"), paths[0] + " (target dictionary)");
-      ensemble.spm_model = first_meta.get("spm_model");
-    } else {
-      if (loaded.meta.get("src_dict") != first_meta.get("src_dict") ||
-          loaded.meta.get("tgt_dict") != first_meta.get("tgt_dict"))
-        throw Error(paths[i] + ": its dictionaries differ from those of " + paths[0] +
-                    " (an ensemble needs one vocabulary)");
-    }
-    auto model = std::dynamic_pointer_cast<models::EncoderDecoderModel>(loaded.model);
-    if (!model) throw Error(paths[i] + ": its model is not an encoder-decoder model");
-    ensemble.models.push_back(std::move(model));
-  }
-  return ensemble;
 }
 
 }  // namespace csan::tasks

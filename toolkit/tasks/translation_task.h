@@ -1,17 +1,15 @@
 // The translation task (fairseq's "translation"): a language pair binarized by
 // csan-preprocess (DIR/dict.{src,tgt}.txt, DIR/SPLIT.src-tgt.{src,tgt}.{bin,idx},
 // DIR/spm.model), encoder-decoder models, label-smoothed cross-entropy, optional BLEU
-// validation, and csan-generate's beam search / sampling on its checkpoints.
+// validation, and csan-generate's beam search / sampling on its checkpoints
+// (translation_generate.h).
 // Batch fields: "src_tokens" [B, S], "src_lengths" [B], "prev_output_tokens" [B, T]
 // (</s> then the target shifted right), "target" [B, T].
 #pragma once
 
 #include <string>
-#include <vector>
 
-#include "toolkit/checkpoint/checkpoint.h"
 #include "toolkit/data/language_pair_dataset.h"
-#include "toolkit/generation/loaded_ensemble.h"
 #include "toolkit/models/model_context.h"
 #include "toolkit/text/dictionary.h"
 #include "toolkit/training/tensor_batch.h"
@@ -23,14 +21,5 @@ training::TensorBatch translation_batch(const data::CollatedBatch& collated);
 
 // The model context of a language pair's dictionaries (the one place it is built).
 models::ModelContext translation_context(const text::Dictionary& src_dict, const text::Dictionary& tgt_dict);
-
-// Translation models and their data from checkpoints (several: an ensemble, which must
-// share the dictionaries). `first`, when given, is paths[0] already open. Throws
-// csan::Error naming the file for a missing or corrupt checkpoint, one of another task,
-// and an ensemble member whose dictionaries differ from the first one's. The models
-// live on `device`.
-generation::LoadedEnsemble load_translation_ensemble(const std::vector<std::string>& paths,
-                                                     checkpoint::CheckpointReader* first = nullptr,
-                                                     const torch::Device& device = torch::kCPU);
 
 }  // namespace csan::tasks

@@ -202,15 +202,23 @@ std::vector<int32_t> Dictionary::encode(const std::vector<std::string>& pieces, 
   return ids;
 }
 
-std::string Dictionary::to_string(const std::vector<int64_t>& ids, bool skip_special) const {
-  std::string out;
+std::vector<std::string> Dictionary::symbols(const std::vector<int64_t>& ids, bool skip_special) const {
+  std::vector<std::string> out;
   for (int64_t id : ids) {
     if (skip_special) {
       if (id == eos()) break;
       if (id == pad() || id == bos()) continue;
     }
+    out.push_back(symbol(static_cast<int>(id)));
+  }
+  return out;
+}
+
+std::string Dictionary::to_string(const std::vector<int64_t>& ids, bool skip_special) const {
+  std::string out;
+  for (const std::string& s : symbols(ids, skip_special)) {
     if (!out.empty()) out += ' ';
-    out += symbol(static_cast<int>(id));
+    out += s;
   }
   return out;
 }

@@ -56,8 +56,10 @@ class Dictionary {
   std::vector<int32_t> encode_line(std::string_view line, bool append_eos = true, int64_t* unknown = nullptr) const;
   std::vector<int32_t> encode(const std::vector<std::string>& pieces, bool append_eos = true,
                               int64_t* unknown = nullptr) const;
-  // The symbols of `ids` joined by spaces; stops at the first eos() and drops pad() and
-  // bos() when skip_special is set.
+  // The symbols of `ids`; stops at the first eos() and drops pad() and bos() when
+  // skip_special is set.
+  std::vector<std::string> symbols(const std::vector<int64_t>& ids, bool skip_special = true) const;
+  // The same symbols joined by spaces.
   std::string to_string(const std::vector<int64_t>& ids, bool skip_special = true) const;
 
   bool operator==(const Dictionary& other) const { return symbols_ == other.symbols_ && counts_ == other.counts_; }

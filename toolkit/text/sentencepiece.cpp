@@ -11,8 +11,8 @@
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
 
-// Exported by libsentencepiece but not declared in its public headers; without it the
-// trainer prints hundreds of INFO lines.
+// Defined in SentencePiece's library but not declared in its public headers; without it
+// the trainer prints hundreds of INFO lines.
 namespace sentencepiece::logging {
 void SetMinLogLevel(int level);
 }

@@ -6,9 +6,9 @@
 
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
+#include "toolkit/core/splitmix64.h"
 #include "toolkit/text/toy_grammar.h"
 #include "toolkit/text/toy_lexicon.h"
-#include "toolkit/text/toy_random.h"
 
 namespace csan::text {
 
@@ -60,7 +60,7 @@ ToyCorpus generate_toy_corpus(const ToyCorpusOptions& options) {
     throw Error("toy corpus: max_words must be at least " + std::to_string(kShortestSentence) + ", got " +
                 std::to_string(options.max_words));
   const ToyLexicon lexicon = ToyLexicon::generate(options.seed);
-  ToyRandom random = ToyRandom(options.seed ^ 0x746f792d73656e74ULL).fork(0);  // "toy-sent"
+  core::SplitMix64 random = core::SplitMix64(options.seed ^ 0x746f792d73656e74ULL).fork(0);  // "toy-sent"
   std::unordered_set<std::string> used;  // source sentences already in some split
 
   auto draw_split = [&](const std::string& name, size_t count) {

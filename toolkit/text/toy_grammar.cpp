@@ -18,7 +18,7 @@ constexpr double kPlace = 0.3;
 constexpr double kAdverbial = 0.25;
 const std::vector<double> kAdjectiveCountWeights = {0.55, 0.35, 0.10};  // 0, 1 or 2
 
-ToyNounPhrase sample_noun_phrase(const ToyLexicon& lex, ToyRandom& random) {
+ToyNounPhrase sample_noun_phrase(const ToyLexicon& lex, core::SplitMix64& random) {
   ToyNounPhrase np;
   np.determiner = random.below(lex.determiners.size());
   const size_t adjectives = random.weighted(kAdjectiveCountWeights);
@@ -31,14 +31,14 @@ ToyNounPhrase sample_noun_phrase(const ToyLexicon& lex, ToyRandom& random) {
   return np;
 }
 
-size_t sample_verb(const ToyLexicon& lex, ToyRandom& random, ToyValency valency) {
+size_t sample_verb(const ToyLexicon& lex, core::SplitMix64& random, ToyValency valency) {
   std::vector<size_t> candidates;
   for (size_t v = 0; v < lex.verbs.size(); ++v)
     if (lex.verbs[v].valency == valency) candidates.push_back(v);
   return candidates[random.below(candidates.size())];
 }
 
-ToyClause sample_clause(const ToyLexicon& lex, ToyRandom& random) {
+ToyClause sample_clause(const ToyLexicon& lex, core::SplitMix64& random) {
   ToyClause clause;
   if (random.chance(kPronounSubject))
     clause.pronoun = ToyPerson(random.below(kToyPersons));
@@ -73,8 +73,10 @@ void check_noun_phrase(const ToyLexicon& lex, const ToyNounPhrase& np) {
 }
 
 void check_clause(const ToyLexicon& lex, const ToyClause& clause) {
-  if (clause.pronoun) check_index(*clause.pronoun, kToyPersons, "pronoun");
-  else check_noun_phrase(lex, clause.subject);
+  if (clause.pronoun)
+    check_index(*clause.pronoun, kToyPersons, "pronoun");
+  else
+    check_noun_phrase(lex, clause.subject);
   check_index(clause.verb, lex.verbs.size(), "verb");
   if (clause.phrasal) {
     check_index(*clause.phrasal, lex.phrasal_verbs.size(), "phrasal verb");
@@ -84,8 +86,8 @@ void check_clause(const ToyLexicon& lex, const ToyClause& clause) {
   }
   const bool transitive = lex.verbs[clause.verb].valency == ToyValency::transitive;
   if (transitive != clause.object.has_value())
-    throw Error(std::string("toy sentence: ") + (transitive ? "transitive verb without an object"
-                                                            : "intransitive verb with an object"));
+    throw Error(std::string("toy sentence: ") +
+                (transitive ? "transitive verb without an object" : "intransitive verb with an object"));
   if (clause.object) check_noun_phrase(lex, *clause.object);
   if (clause.place) {
     check_index(clause.place->preposition, lex.prepositions.size(), "preposition");
@@ -115,8 +117,10 @@ void source_noun_phrase(const ToyLexicon& lex, const ToyNounPhrase& np, std::vec
 
 // Source clause: S V [particle] [O] [preposition NP] [adverbial].
 void source_clause(const ToyLexicon& lex, const ToyClause& c, std::vector<std::string>& out) {
-  if (c.pronoun) append(out, lex.pronouns[*c.pronoun].source);
-  else source_noun_phrase(lex, c.subject, out);
+  if (c.pronoun)
+    append(out, lex.pronouns[*c.pronoun].source);
+  else
+    source_noun_phrase(lex, c.subject, out);
   out.push_back(lex.verbs[c.verb].source);
   if (c.phrasal) out.push_back(lex.particles[lex.phrasal_verbs[*c.phrasal].particle]);
   if (c.object) source_noun_phrase(lex, *c.object, out);
@@ -141,8 +145,10 @@ void target_noun_phrase(const ToyLexicon& lex, const ToyNounPhrase& np, std::vec
 // Target clause: [adverbial] S [O] [NP postposition] V, the verb agreeing with S.
 void target_clause(const ToyLexicon& lex, const ToyClause& c, std::vector<std::string>& out) {
   if (c.adverbial) out.push_back(lex.adverbials[*c.adverbial].target);
-  if (c.pronoun) out.push_back(lex.pronouns[*c.pronoun].target);
-  else target_noun_phrase(lex, c.subject, out);
+  if (c.pronoun)
+    out.push_back(lex.pronouns[*c.pronoun].target);
+  else
+    target_noun_phrase(lex, c.subject, out);
   if (c.object) target_noun_phrase(lex, *c.object, out);
   if (c.place) {
     target_noun_phrase(lex, c.place->object, out);
@@ -164,7 +170,7 @@ ToyPerson ToyClause::person() const {
   return subject.plural ? third_plural : third_singular;
 }
 
-ToySentence sample_toy_sentence(const ToyLexicon& lexicon, ToyRandom& random) {
+ToySentence sample_toy_sentence(const ToyLexicon& lexicon, core::SplitMix64& random) {
   ToySentence s;
   s.first = sample_clause(lexicon, random);
   if (random.chance(kConjoined)) {

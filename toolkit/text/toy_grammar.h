@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "toolkit/core/splitmix64.h"
 #include "toolkit/text/toy_lexicon.h"
-#include "toolkit/text/toy_random.h"
 
 namespace csan::text {
 
@@ -25,11 +25,11 @@ struct ToyPrepositionalPhrase {
 };
 
 struct ToyClause {
-  std::optional<ToyPerson> pronoun;  // the subject is a pronoun ...
-  ToyNounPhrase subject;             // ... or else this noun phrase (third person)
-  size_t verb = 0;                     // index into ToyLexicon::verbs, unless phrasal is set
-  std::optional<size_t> phrasal;       // index into ToyLexicon::phrasal_verbs
-  std::optional<ToyNounPhrase> object; // present exactly when the verb is transitive
+  std::optional<ToyPerson> pronoun;     // the subject is a pronoun ...
+  ToyNounPhrase subject;                // ... or else this noun phrase (third person)
+  size_t verb = 0;                      // index into ToyLexicon::verbs, unless phrasal is set
+  std::optional<size_t> phrasal;        // index into ToyLexicon::phrasal_verbs
+  std::optional<ToyNounPhrase> object;  // present exactly when the verb is transitive
   std::optional<ToyPrepositionalPhrase> place;
   std::optional<size_t> adverbial;  // index into ToyLexicon::adverbials
 
@@ -44,7 +44,7 @@ struct ToySentence {
 };
 
 // One draw from the grammar (not length-limited; the corpus rejects long ones).
-ToySentence sample_toy_sentence(const ToyLexicon& lexicon, ToyRandom& random);
+ToySentence sample_toy_sentence(const ToyLexicon& lexicon, core::SplitMix64& random);
 
 // Renderings as tokens (words and punctuation). Both throw csan::Error if the sentence
 // breaks the grammar (an index out of range, an object on an intransitive verb...).

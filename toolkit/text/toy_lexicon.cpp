@@ -4,7 +4,7 @@
 #include <set>
 
 #include "toolkit/core/error.h"
-#include "toolkit/text/toy_random.h"
+#include "toolkit/core/splitmix64.h"
 
 namespace csan::text {
 
@@ -26,9 +26,9 @@ constexpr const char* kTargetConsonants = "hjklmnprstwy";
 constexpr const char* kVowels = "aeiou";
 constexpr const char* kTargetClosers = "klmnrt";
 
-char pick(ToyRandom& random, const std::string& letters) { return letters[random.below(letters.size())]; }
+char pick(core::SplitMix64& random, const std::string& letters) { return letters[random.below(letters.size())]; }
 
-std::string syllables(ToyRandom& random, const char* consonants, size_t min_count, size_t max_count) {
+std::string syllables(core::SplitMix64& random, const char* consonants, size_t min_count, size_t max_count) {
   std::string word;
   size_t count = min_count + random.below(max_count - min_count + 1);
   for (size_t i = 0; i < count; ++i) {
@@ -42,9 +42,9 @@ std::string syllables(ToyRandom& random, const char* consonants, size_t min_coun
 // reserves those forms. This is what makes every sentence unambiguous.
 class WordMaker {
  public:
-  explicit WordMaker(ToyRandom& random) : random_(random) {}
+  explicit WordMaker(core::SplitMix64& random) : random_(random) {}
 
-  std::string make(const std::function<std::string(ToyRandom&)>& candidate,
+  std::string make(const std::function<std::string(core::SplitMix64&)>& candidate,
                    const std::function<std::vector<std::string>(const std::string&)>& forms) {
     for (int attempt = 0; attempt < 100000; ++attempt) {
       std::string word = candidate(random_);
@@ -58,21 +58,23 @@ class WordMaker {
     throw Error("toy corpus: ran out of distinct made-up words");
   }
 
-  std::string make_plain(const std::function<std::string(ToyRandom&)>& candidate) {
+  std::string make_plain(const std::function<std::string(core::SplitMix64&)>& candidate) {
     return make(candidate, [](const std::string& w) { return std::vector<std::string>{w}; });
   }
 
  private:
-  ToyRandom& random_;
+  core::SplitMix64& random_;
   std::set<std::string> used_;
 };
 
-std::string source_function_word(ToyRandom& r) { return syllables(r, kSourceConsonants, 1, 1); }
-std::string source_content_word(ToyRandom& r) { return syllables(r, kSourceConsonants, 2, 3); }
-std::string target_stem(ToyRandom& r) { return syllables(r, kTargetConsonants, 1, 2) + pick(r, kTargetClosers); }
-std::string target_short_stem(ToyRandom& r) { return syllables(r, kTargetConsonants, 1, 1) + pick(r, kTargetClosers); }
-std::string target_open_word(ToyRandom& r) { return syllables(r, kTargetConsonants, 1, 2); }
-std::string target_long_word(ToyRandom& r) { return syllables(r, kTargetConsonants, 2, 3); }
+std::string source_function_word(core::SplitMix64& r) { return syllables(r, kSourceConsonants, 1, 1); }
+std::string source_content_word(core::SplitMix64& r) { return syllables(r, kSourceConsonants, 2, 3); }
+std::string target_stem(core::SplitMix64& r) { return syllables(r, kTargetConsonants, 1, 2) + pick(r, kTargetClosers); }
+std::string target_short_stem(core::SplitMix64& r) {
+  return syllables(r, kTargetConsonants, 1, 1) + pick(r, kTargetClosers);
+}
+std::string target_open_word(core::SplitMix64& r) { return syllables(r, kTargetConsonants, 1, 2); }
+std::string target_long_word(core::SplitMix64& r) { return syllables(r, kTargetConsonants, 2, 3); }
 
 std::vector<std::string> agreeing_forms(const std::string& stem) {
   std::vector<std::string> forms;
@@ -90,8 +92,8 @@ std::vector<std::string> verb_forms(const std::string& stem) {
 }  // namespace
 
 ToyLexicon ToyLexicon::generate(uint64_t seed) {
-  ToyRandom random(seed ^ 0x746f792d6c657869ULL);  // "toy-lexi": lexicon stream
-  ToyRandom source_random = random.fork(1), target_random = random.fork(2), choice = random.fork(3);
+  core::SplitMix64 random(seed ^ 0x746f792d6c657869ULL);  // "toy-lexi": lexicon stream
+  core::SplitMix64 source_random = random.fork(1), target_random = random.fork(2), choice = random.fork(3);
   WordMaker source(source_random), target(target_random);
   ToyLexicon lex;
 

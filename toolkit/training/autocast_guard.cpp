@@ -27,8 +27,10 @@ void set_autocast_enabled(torch::DeviceType device, bool enabled) {
 #ifdef CSAN_AUTOCAST_DEVICE_TYPE_API
   at::autocast::set_autocast_enabled(device, enabled);
 #else
-  if (device == torch::kCUDA) at::autocast::set_enabled(enabled);
-  else at::autocast::set_cpu_enabled(enabled);
+  if (device == torch::kCUDA)
+    at::autocast::set_enabled(enabled);
+  else
+    at::autocast::set_cpu_enabled(enabled);
 #endif
 }
 
@@ -44,14 +46,15 @@ void set_autocast_dtype(torch::DeviceType device, torch::ScalarType dtype) {
 #ifdef CSAN_AUTOCAST_DEVICE_TYPE_API
   at::autocast::set_autocast_dtype(device, dtype);
 #else
-  if (device == torch::kCUDA) at::autocast::set_autocast_gpu_dtype(dtype);
-  else at::autocast::set_autocast_cpu_dtype(dtype);
+  if (device == torch::kCUDA)
+    at::autocast::set_autocast_gpu_dtype(dtype);
+  else
+    at::autocast::set_autocast_cpu_dtype(dtype);
 #endif
 }
 
 void check_device(torch::DeviceType device) {
-  if (device != torch::kCPU && device != torch::kCUDA)
-    throw Error("autocast: only CPU and CUDA devices are supported");
+  if (device != torch::kCPU && device != torch::kCUDA) throw Error("autocast: only CPU and CUDA devices are supported");
 }
 
 }  // namespace
@@ -72,16 +75,6 @@ AutocastGuard::~AutocastGuard() {
   if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
   set_autocast_enabled(spec_.device, previous_enabled_);
   set_autocast_dtype(spec_.device, previous_dtype_);
-}
-
-AutocastSpec inference_autocast(const std::string& precision, torch::DeviceType device) {
-  if (precision == "fp32") return {};
-  if (precision == "bf16") return {true, device, torch::kBFloat16};
-  if (precision == "fp16" || precision == "amp") {
-    if (device != torch::kCUDA) throw Error("--precision " + precision + " needs a CUDA device; use --precision bf16");
-    return {true, torch::kCUDA, torch::kHalf};
-  }
-  throw Error("unknown precision '" + precision + "' (fp32, fp16, bf16, amp)");
 }
 
 }  // namespace csan::training

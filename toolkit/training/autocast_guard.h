@@ -5,9 +5,9 @@
 // forward pass and loss by the trainer (train and valid steps) and by generation.
 #pragma once
 
-#include <string>
-
 #include <torch/torch.h>
+
+#include <string>
 
 namespace csan::training {
 
@@ -29,9 +29,5 @@ class AutocastGuard {
   bool previous_enabled_ = false;
   torch::ScalarType previous_dtype_ = torch::kBFloat16;
 };
-
-// The forward precision of a --precision name for inference: bf16 autocast on `device`
-// for "bf16", fp16 autocast on CUDA for "fp16"/"amp", nothing for "fp32".
-AutocastSpec inference_autocast(const std::string& precision, torch::DeviceType device);
 
 }  // namespace csan::training

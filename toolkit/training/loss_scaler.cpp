@@ -19,7 +19,8 @@ bool DynamicLossScaler::check_overflow(double grad_norm) {
   const int64_t iters_since_rescale = iter_ - last_rescale_iter_;  // >= 1: rescales happen before iter_ advances
   last_overflow_iter_ = iter_;
   ++overflows_since_rescale_;
-  const double overflow_share = static_cast<double>(overflows_since_rescale_) / static_cast<double>(iters_since_rescale);
+  const double overflow_share =
+      static_cast<double>(overflows_since_rescale_) / static_cast<double>(iters_since_rescale);
   if (overflow_share >= options_.tolerance) {
     scale_ /= options_.scale_factor;
     if (options_.threshold) scale_ = std::max(scale_, *options_.threshold);
@@ -46,20 +47,20 @@ void DynamicLossScaler::update() {
   ++iter_;
 }
 
-void DynamicLossScaler::save(torch::serialize::OutputArchive& archive) const {
-  archive.write("loss_scale", torch::tensor(scale_, torch::kDouble));
-  archive.write("iter", torch::tensor(iter_, torch::kLong));
-  archive.write("last_overflow_iter", torch::tensor(last_overflow_iter_, torch::kLong));
-  archive.write("last_rescale_iter", torch::tensor(last_rescale_iter_, torch::kLong));
-  archive.write("overflows_since_rescale", torch::tensor(overflows_since_rescale_, torch::kLong));
+void DynamicLossScaler::save(checkpoint::SectionWriter& section) const {
+  section.write("loss_scale", torch::tensor(scale_, torch::kDouble));
+  section.write("iter", torch::tensor(iter_, torch::kLong));
+  section.write("last_overflow_iter", torch::tensor(last_overflow_iter_, torch::kLong));
+  section.write("last_rescale_iter", torch::tensor(last_rescale_iter_, torch::kLong));
+  section.write("overflows_since_rescale", torch::tensor(overflows_since_rescale_, torch::kLong));
 }
 
-bool DynamicLossScaler::load(torch::serialize::InputArchive& archive) {
+bool DynamicLossScaler::load(const checkpoint::SectionReader& section) {
   torch::Tensor probe;
-  if (!archive.try_read("loss_scale", probe)) return false;
+  if (!section.try_read("loss_scale", probe)) return false;
   auto read = [&](const char* key) {
-    torch::Tensor t;
-    if (!archive.try_read(key, t)) throw Error(std::string("checkpoint: precision state has no '") + key + "'");
+    const torch::Tensor t = section.read(key);
+    if (t.numel() != 1) throw Error(section.where() + ": '" + key + "' is not one number");
     return t;
   };
   scale_ = read("loss_scale").item<double>();

@@ -5,10 +5,12 @@
 // updates without overflow the scale doubles. Falling to min_loss_scale stops training.
 #pragma once
 
+#include <torch/torch.h>
+
 #include <cstdint>
 #include <optional>
 
-#include <torch/torch.h>
+#include "toolkit/checkpoint/section.h"
 
 namespace csan::training {
 
@@ -34,10 +36,10 @@ class DynamicLossScaler {
   void update();
 
   // The scale and the counters (so a resumed run rescales exactly when the original would).
-  void save(torch::serialize::OutputArchive& archive) const;
-  // Returns false (leaving the state as it is) when the archive holds no scaler state,
+  void save(checkpoint::SectionWriter& section) const;
+  // Returns false (leaving the state as it is) when the section holds no scaler state,
   // e.g. resuming an fp32 or bf16 run with fp16.
-  bool load(torch::serialize::InputArchive& archive);
+  bool load(const checkpoint::SectionReader& section);
 
   const LossScalerOptions& options() const { return options_; }
 

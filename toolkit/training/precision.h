@@ -20,6 +20,15 @@
 
 namespace csan::training {
 
+// common.precision (mixed-precision training; decoding's precisions are nn::Precision),
+// named here and parsed once: the rest of training uses the enum.
+enum class TrainingPrecision { fp32, fp16, bf16, amp };
+constexpr TrainingPrecision kTrainingPrecisions[] = {TrainingPrecision::fp32, TrainingPrecision::fp16,
+                                                     TrainingPrecision::bf16, TrainingPrecision::amp};
+const char* training_precision_name(TrainingPrecision precision);
+// Throws csan::Error for common.precision: "unknown precision 'x' (fp32, fp16, bf16, amp)".
+TrainingPrecision parse_training_precision(const std::string& name);
+
 class PrecisionPolicy {
  public:
   virtual ~PrecisionPolicy() = default;
@@ -52,8 +61,8 @@ class PrecisionPolicy {
   // Reported in logs (the loss scale for fp16/amp); 1 without loss scaling.
   virtual double loss_scale() const { return 1.0; }
   // Checkpointed state (loss scale and counters, fp32 master weights); fp32 has none.
-  virtual void save(torch::serialize::OutputArchive& archive) const { (void)archive; }
-  virtual void load(torch::serialize::InputArchive& archive) { (void)archive; }
+  virtual void save(checkpoint::SectionWriter& section) const { (void)section; }
+  virtual void load(const checkpoint::SectionReader& section) { (void)section; }
 };
 
 class Fp32Precision : public PrecisionPolicy {
@@ -73,6 +82,7 @@ LossScalerOptions loss_scaler_options(const core::Config& cfg, int64_t data_para
 // need CUDA: without it, a clear error suggesting bf16.
 std::unique_ptr<PrecisionPolicy> make_precision_policy(const core::Config& cfg, int64_t data_parallel_size = 1);
 // With default scaler options (tests, benchmarks).
+std::unique_ptr<PrecisionPolicy> make_precision_policy(TrainingPrecision precision);
 std::unique_ptr<PrecisionPolicy> make_precision_policy(const std::string& name);
 
 // True when this CPU has bf16 matrix instructions (AVX512-BF16 or AMX-BF16), which
@@ -82,7 +92,8 @@ bool cpu_has_native_bf16();
 // CPU without native bf16, where LibTorch emulates bf16 products (about 25x slower than
 // fp32 on the machines this was measured on), and a hint for fp32 on a CPU with it, where
 // bf16 trains 2.2-2.7x faster (README, "Precision on CPU").
-std::string precision_speed_warning(const std::string& precision, const torch::Device& device, bool native_bf16);
+std::string precision_speed_warning(TrainingPrecision precision, const torch::Device& device, bool native_bf16);
+// The same for this CPU, and common.precision's value (parsed by parse_training_precision).
 std::string precision_speed_warning(const std::string& precision, const torch::Device& device);
 
 }  // namespace csan::training

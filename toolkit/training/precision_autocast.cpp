@@ -7,8 +7,7 @@
 
 namespace csan::training {
 
-AutocastPrecision::AutocastPrecision(std::string name, torch::ScalarType dtype,
-                                     std::optional<LossScalerOptions> scaler)
+AutocastPrecision::AutocastPrecision(std::string name, torch::ScalarType dtype, std::optional<LossScalerOptions> scaler)
     : name_(std::move(name)) {
   spec_.enabled = true;
   spec_.dtype = dtype;
@@ -33,16 +32,18 @@ void AutocastPrecision::unscale_grads(const std::vector<torch::Tensor>& params, 
 
 void AutocastPrecision::after_update(bool overflow) {
   if (!scaler_) return;
-  if (overflow) scaler_->check_overflow(std::numeric_limits<double>::infinity());
-  else scaler_->update();
+  if (overflow)
+    scaler_->check_overflow(std::numeric_limits<double>::infinity());
+  else
+    scaler_->update();
 }
 
-void AutocastPrecision::save(torch::serialize::OutputArchive& archive) const {
-  if (scaler_) scaler_->save(archive);
+void AutocastPrecision::save(checkpoint::SectionWriter& section) const {
+  if (scaler_) scaler_->save(section);
 }
 
-void AutocastPrecision::load(torch::serialize::InputArchive& archive) {
-  if (scaler_) scaler_->load(archive);
+void AutocastPrecision::load(const checkpoint::SectionReader& section) {
+  if (scaler_) scaler_->load(section);
 }
 
 }  // namespace csan::training

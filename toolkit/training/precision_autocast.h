@@ -24,8 +24,8 @@ class AutocastPrecision : public PrecisionPolicy {
   void after_update(bool overflow) override;
   bool scales_loss() const override { return scaler_ != nullptr; }
   double loss_scale() const override { return scaler_ ? scaler_->loss_scale() : 1.0; }
-  void save(torch::serialize::OutputArchive& archive) const override;
-  void load(torch::serialize::InputArchive& archive) override;
+  void save(checkpoint::SectionWriter& section) const override;
+  void load(const checkpoint::SectionReader& section) override;
 
  private:
   std::string name_;

@@ -54,8 +54,10 @@ void MasterWeightsPrecision::unscale_grads(const std::vector<torch::Tensor>& par
       continue;
     }
     // Unscaled in fp32: grad * factor would underflow or overflow in fp16.
-    if (master_grad.defined()) master_grad.copy_(grad);
-    else master_grad = grad.to(torch::kFloat, false, /*copy=*/true);
+    if (master_grad.defined())
+      master_grad.copy_(grad);
+    else
+      master_grad = grad.to(torch::kFloat, false, /*copy=*/true);
     master_grad.mul_(factor);
     params[i].mutable_grad() = torch::Tensor();  // the next update accumulates from zero
   }
@@ -63,8 +65,10 @@ void MasterWeightsPrecision::unscale_grads(const std::vector<torch::Tensor>& par
 
 void MasterWeightsPrecision::after_update(bool overflow) {
   if (!scaler_) return;
-  if (overflow) scaler_->check_overflow(std::numeric_limits<double>::infinity());
-  else scaler_->update();
+  if (overflow)
+    scaler_->check_overflow(std::numeric_limits<double>::infinity());
+  else
+    scaler_->update();
 }
 
 void MasterWeightsPrecision::after_step() {
@@ -72,23 +76,23 @@ void MasterWeightsPrecision::after_step() {
   for (size_t i = 0; i < masters_.size(); ++i) model_params_[i].copy_(masters_[i]);
 }
 
-void MasterWeightsPrecision::save(torch::serialize::OutputArchive& archive) const {
-  if (scaler_) scaler_->save(archive);
-  for (size_t i = 0; i < masters_.size(); ++i) archive.write("master." + std::to_string(i), masters_[i].detach());
+void MasterWeightsPrecision::save(checkpoint::SectionWriter& section) const {
+  if (scaler_) scaler_->save(section);
+  for (size_t i = 0; i < masters_.size(); ++i) section.write("master." + std::to_string(i), masters_[i].detach());
 }
 
-void MasterWeightsPrecision::load(torch::serialize::InputArchive& archive) {
-  if (scaler_) scaler_->load(archive);
+void MasterWeightsPrecision::load(const checkpoint::SectionReader& section) {
+  if (scaler_) scaler_->load(section);
   torch::NoGradGuard no_grad;
   for (size_t i = 0; i < masters_.size(); ++i) {
     torch::Tensor saved;
     // A checkpoint of another precision has no masters: they start from the model.
-    if (!archive.try_read("master." + std::to_string(i), saved)) {
+    if (!section.try_read("master." + std::to_string(i), saved)) {
       masters_[i].copy_(model_params_[i]);
       continue;
     }
     if (!saved.sizes().equals(masters_[i].sizes()))
-      throw Error("checkpoint: master weight " + std::to_string(i) + " has another shape than the model's");
+      throw Error(section.where() + ": master weight " + std::to_string(i) + " has another shape than the model's");
     masters_[i].copy_(saved);
   }
 }

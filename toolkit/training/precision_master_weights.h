@@ -27,8 +27,8 @@ class MasterWeightsPrecision : public PrecisionPolicy {
   bool scales_loss() const override { return scaler_ != nullptr; }
   double loss_scale() const override { return scaler_ ? scaler_->loss_scale() : 1.0; }
   // The scaler state and the master weights (the model holds only their rounding).
-  void save(torch::serialize::OutputArchive& archive) const override;
-  void load(torch::serialize::InputArchive& archive) override;
+  void save(checkpoint::SectionWriter& section) const override;
+  void load(const checkpoint::SectionReader& section) override;
 
   const std::vector<torch::Tensor>& master_params() const { return masters_; }
   const DynamicLossScaler* scaler() const { return scaler_.get(); }

@@ -1,8 +1,8 @@
 // The time a run has left, from its recent pace: the wall time of the last `window` log
 // intervals (the validations and checkpoints between them included) over the updates they
 // made. The whole run's average, used before, carried a pause (Ctrl-Z, a stopped job, a
-// machine busy for a while) in every later estimate: after a 30-minute stop a 2-hour run
-// kept announcing 9 hours.
+// machine busy for a while) in every later estimate, which then overstated the time
+// left several-fold for the rest of the run.
 #pragma once
 
 #include <cstddef>

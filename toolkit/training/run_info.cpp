@@ -9,10 +9,11 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "toolkit/core/cpu_flags.h"
-#include "toolkit/core/progress.h"
+#include "toolkit/core/json_text.h"
 
 #ifndef CSAN_VERSION
 #define CSAN_VERSION "unknown"
@@ -21,8 +22,6 @@
 namespace csan::training {
 
 namespace {
-
-std::string quoted(const std::string& s) { return "\"" + json_escape(s) + "\""; }
 
 // The model name and the flags that decide this CPU's speed (AVX2/FMA kernels,
 // AVX-512, bf16 and int8 matrix instructions).
@@ -63,19 +62,26 @@ std::string run_info_json(const core::Config& cfg, const std::string& command_li
   char host[256] = {};
   ::gethostname(host, sizeof host - 1);
   const char* omp = std::getenv("OMP_NUM_THREADS");
-  std::ostringstream out;
-  out << "{\"started\": " << quoted(utc_now()) << ", \"command\": " << quoted(command_line)
-      << ", \"csan_version\": " << quoted(CSAN_VERSION) << ", \"libtorch\": "
-      << quoted(std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
-                std::to_string(TORCH_VERSION_PATCH))
-      << ", \"blas\": " << quoted(blas_library()) << ", \"cpu\": " << quoted(model)
-      << ", \"cpu_flags\": " << quoted(flags) << ", \"host\": " << quoted(host)
-      << ", \"precision\": " << quoted(text(cfg, "common.precision")) << ", \"threads\": " << torch::get_num_threads()
-      << ", \"interop_threads\": " << torch::get_num_interop_threads()
-      << ", \"omp_num_threads\": " << quoted(omp ? omp : "") << ", \"world_size\": " << world_size
-      << ", \"task\": " << quoted(text(cfg, "task.name")) << ", \"arch\": " << quoted(text(cfg, "model.arch"))
-      << ", \"parameters\": " << parameters << "}\n";
-  return out.str();
+  const nlohmann::ordered_json info = {
+      {"started", utc_now()},
+      {"command", command_line},
+      {"csan_version", CSAN_VERSION},
+      {"libtorch", std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+                       std::to_string(TORCH_VERSION_PATCH)},
+      {"blas", blas_library()},
+      {"cpu", model},
+      {"cpu_flags", flags},
+      {"host", host},
+      {"precision", text(cfg, "common.precision")},
+      {"threads", torch::get_num_threads()},
+      {"interop_threads", torch::get_num_interop_threads()},
+      {"omp_num_threads", omp ? omp : ""},
+      {"world_size", world_size},
+      {"task", text(cfg, "task.name")},
+      {"arch", text(cfg, "model.arch")},
+      {"parameters", parameters},
+  };
+  return core::json_text(info) + "\n";
 }
 
 }  // namespace csan::training

@@ -4,9 +4,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <regex>
+#include <nlohmann/json.hpp>
 
 #include "toolkit/core/atomic_file.h"
+#include "toolkit/core/json_text.h"
 #include "toolkit/core/process_memory.h"
 
 namespace csan::training {
@@ -44,22 +45,22 @@ void TrainLog::open_outputs(const TrainLogOutputs& outputs) {
 size_t truncate_metrics(const std::string& path, int64_t last_kept_update) {
   if (!std::filesystem::exists(path)) return 0;
   const std::string text = read_file(path);
-  static const std::regex update(R"("update": (-?\d+))");
   std::string kept;
   size_t dropped = 0;
-  for (size_t start = 0; start < text.size();) {
-    size_t end = text.find('\n', start);
-    end = end == std::string::npos ? text.size() : end + 1;
-    const std::string line = text.substr(start, end - start);
-    std::smatch m;
-    if (std::regex_search(line, m, update) && std::stoll(m[1]) > last_kept_update) {
+  for (size_t start = 0, number = 1; start < text.size(); ++number) {
+    const size_t end = text.find('\n', start);
+    if (end == std::string::npos) {  // a line cut short by a crash goes
       ++dropped;
-    } else if (line.back() == '\n') {  // a line cut short by a crash goes too
-      kept += line;
-    } else {
-      ++dropped;
+      break;
     }
-    start = end;
+    const std::string line = text.substr(start, end - start);
+    start = end + 1;
+    const auto record = core::parse_json_line(line, path, number);
+    const auto update = record.find("update");  // end() for anything but an object
+    if (update != record.end() && update->is_number_integer() && update->get<int64_t>() > last_kept_update)
+      ++dropped;
+    else
+      kept += line + "\n";
   }
   if (dropped > 0) write_file_atomically(path, kept);
   return dropped;

@@ -73,7 +73,9 @@ class TrainLog {
 };
 
 // Drops the records of a metrics.jsonl whose "update" is after `last_kept_update`
-// (rewriting the file atomically); returns how many it dropped. A missing file is fine.
+// (rewriting the file atomically), and a last line cut short by a crash; returns how many
+// it dropped. A missing file is fine; a malformed complete line is a csan::Error naming
+// its line, and the file is left as it was.
 size_t truncate_metrics(const std::string& path, int64_t last_kept_update);
 
 }  // namespace csan::training

@@ -1,6 +1,5 @@
 #include "toolkit/training/train_loop.h"
 
-#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <optional>
@@ -15,11 +14,10 @@
 #include "toolkit/training/c10d_gradient_sync.h"
 #include "toolkit/training/checkpoint_manager.h"
 #include "toolkit/training/distributed_setup.h"
-#include "toolkit/training/optimizer.h"
-#include "toolkit/training/recipe_compat.h"
 #include "toolkit/training/run_info.h"
 #include "toolkit/training/stop_signal.h"
 #include "toolkit/training/train_log.h"
+#include "toolkit/training/train_start.h"
 #include "toolkit/training/trainer.h"
 #include "toolkit/training/trainer_parts.h"
 #include "toolkit/training/validation_run.h"
@@ -32,27 +30,271 @@ namespace {
 
 constexpr int64_t kMaxNonFiniteInARow = 10;
 
-// The checkpoint to resume from: checkpoint.restore_file as given, or relative to the
-// save dir; nothing when the default (checkpoint_last.pt) does not exist yet.
-std::optional<std::string> restore_path(const core::Config& cfg, const std::string& save_dir) {
-  const std::string restore = cfg.get<std::string>("checkpoint.restore_file");
-  if (fs::exists(restore)) return restore;
-  const std::string in_save_dir = (fs::path(save_dir) / restore).string();
-  if (fs::path(restore).is_relative() && fs::exists(in_save_dir)) return in_save_dir;
-  if (!cfg.is_set("checkpoint.restore_file")) return std::nullopt;
-  throw Error::for_key("checkpoint.restore_file",
-                       restore + ": no such checkpoint" +
-                           (fs::path(restore).is_relative() ? " (nor " + in_save_dir + ")" : std::string()));
+// When a run validates, saves and stops: the recipe's keys, read once.
+struct Schedule {
+  int64_t max_update, max_epoch, patience, update_freq;
+  int64_t validate_interval, validate_interval_updates;  // epochs; updates (0: not within epochs)
+  int64_t save_interval, save_interval_updates;          // the same for checkpoints
+
+  bool reached_max_update(int64_t updates) const { return max_update > 0 && updates >= max_update; }
+  bool reached_max_epoch(int64_t epoch) const { return max_epoch > 0 && epoch >= max_epoch; }
+  bool past_max_epoch(int64_t epoch) const { return max_epoch > 0 && epoch > max_epoch; }
+  bool out_of_patience(const checkpoint::TrainingProgress& p) const {
+    return patience > 0 && p.bad_validations >= patience;
+  }
+};
+
+Schedule schedule_of(const core::Config& cfg, const CheckpointPolicy& policy) {
+  return {cfg.get<int64_t>("optimization.max_update"),
+          cfg.get<int64_t>("optimization.max_epoch"),
+          cfg.get<int64_t>("optimization.patience"),
+          cfg.get<int64_t>("optimization.update_freq"),
+          cfg.get<int64_t>("dataset.validate_interval"),
+          cfg.get<int64_t>("dataset.validate_interval_updates"),
+          policy.save_interval,
+          policy.save_interval_updates};
 }
 
-// A batch needs a bound: max_tokens or max_sentences (0 means "no limit" for one of them
-// only while the other bounds it).
-void check_batch_bounds(const core::Config& cfg) {
-  if (cfg.get<int64_t>("dataset.max_tokens") == 0 && cfg.get<int64_t>("dataset.max_sentences") == 0)
-    throw Error::for_key("dataset.max_tokens",
-                         "0 (no limit) needs dataset.max_sentences > 0; with both unbounded the whole corpus would "
-                         "be one batch");
+// ---- set-up
+
+// The model and trainer; the seed fixes the initial weights and then dropout.
+Trainer build_trainer(const core::Config& cfg, Task& task, const DistributedSetup& distributed) {
+  torch::manual_seed(static_cast<uint64_t>(cfg.get<int64_t>("common.seed")));
+  return Trainer(assemble_trainer_parts(
+      cfg, task, make_precision_policy(cfg, distributed.world_size),  // scale window per world size
+      [&](const torch::Device& device) -> std::unique_ptr<GradientSync> {
+        if (distributed.distributed()) return std::make_unique<C10dGradientSync>(distributed, device);
+        return std::make_unique<LocalGradientSync>();
+      },
+      nn::compute_device(cfg.get<bool>("common.cpu"), distributed.local_rank)));
 }
+
+// The first lines of every run: the task, the model and where it computes.
+void log_setup(TrainLog& log, const core::Config& cfg, const Task& task, Trainer& trainer,
+               const DistributedSetup& distributed, const nn::ComputeThreads& threads) {
+  log.info(task.describe());
+  log.info("model " + cfg.get<std::string>("model.arch") + ": " +
+           std::to_string(nn::count_parameters(trainer.model())) + " parameters, on " +
+           nn::describe_device(trainer.device()) + (trainer.device().is_cpu() ? ", " + nn::describe(threads) : ""));
+  const std::string slow_precision =
+      precision_speed_warning(cfg.get<std::string>("common.precision"), trainer.model().parameters().front().device());
+  if (!slow_precision.empty() && trainer.sync().is_master()) log.info(slow_precision);
+  if (distributed.distributed())
+    log.info("distributed: " + std::to_string(distributed.world_size) + " workers (" + distributed.source +
+             "), rendezvous " + distributed.master_addr + ":" + std::to_string(distributed.master_port) + ", " +
+             std::to_string(torch::get_num_threads()) + " threads per worker");
+}
+
+// ---- resume
+
+// Loads the checkpoint into the trainer and returns its progress; nullopt (logged) when
+// it has nothing left to train: max_update or max_epoch reached, or stopped by patience
+// (fairseq stops there too; training on would move checkpoint_best away from the
+// protocol's result). Frees the checkpoint's bytes.
+std::optional<checkpoint::TrainingProgress> resume(ResumePoint& from, Trainer& trainer, const Schedule& schedule,
+                                                   TrainLog& log) {
+  trainer.load_state(*from.reader);
+  const checkpoint::TrainingProgress progress = from.reader->progress();
+  log.info("resumed from " + from.reader->path() + " at epoch " + std::to_string(progress.epoch) + ", update " +
+           std::to_string(progress.num_updates));
+  if (!from.recipe_changes.empty())
+    log.info("recipe changes since " + from.reader->path() + ": " + from.recipe_changes);
+  from.reader.reset();
+  if (schedule.reached_max_update(progress.num_updates) || schedule.past_max_epoch(progress.epoch)) {
+    log.info("done: the checkpoint is at update " + std::to_string(progress.num_updates) + ", epoch " +
+             std::to_string(progress.epoch) + " (max_update " + std::to_string(schedule.max_update) + ", max_epoch " +
+             std::to_string(schedule.max_epoch) + "); nothing to train");
+    return std::nullopt;
+  }
+  if (schedule.out_of_patience(progress)) {
+    log.info("done: the run stopped early (no improvement in " + std::to_string(progress.bad_validations) +
+             " validations, patience " + std::to_string(schedule.patience) + "); nothing to train");
+    return std::nullopt;
+  }
+  return progress;
+}
+
+// ---- the run starts: its outputs appear only now, so that a start that failed leaves
+// nothing behind (no empty save dir, no empty metrics.jsonl). Rank 0 alone writes files.
+void start_outputs(const core::Config& cfg, const Task& task, const CheckpointPolicy& policy,
+                   std::unique_ptr<core::DirectoryLock>& lock, checkpoint::CheckpointMeta& meta,
+                   const std::string& run_info, std::optional<int64_t> resumed_at, TrainLog& log) {
+  fs::create_directories(policy.save_dir);
+  if (!lock) lock = std::make_unique<core::DirectoryLock>(policy.save_dir);
+  meta.run_info = run_info;
+  write_file_atomically(policy.save_dir + "/run.json", meta.run_info);
+  write_file_atomically(policy.save_dir + "/recipe.yaml", meta.recipe_yaml);
+  log.open_outputs(
+      {policy.save_dir + "/metrics.jsonl", cfg.get<std::string>("common.tensorboard_logdir"), task.name(), resumed_at});
+}
+
+// ---- the loop: updates, with validation and checkpoints at the end of each epoch and
+// at the recipe's update intervals, until a limit, patience or a stop signal.
+class TrainingRun {
+ public:
+  TrainingRun(const Schedule& schedule, const CheckpointPolicy& policy, bool no_save, const Task& task,
+              const TaskDataset& train_data, const checkpoint::CheckpointMeta& meta, Trainer& trainer,
+              ValidationRun& validation, TrainLog& log, data::EpochIterator& epochs,
+              checkpoint::TrainingProgress& progress)
+      : schedule_(schedule),
+        policy_(policy),
+        no_save_(no_save),
+        master_(trainer.sync().is_master()),
+        task_(task),
+        train_data_(train_data),
+        meta_(meta),
+        trainer_(trainer),
+        validation_(validation),
+        log_(log),
+        epochs_(epochs),
+        progress_(progress) {}
+
+  // Exit status: 0 at a limit or out of patience; 128 + signal after SIGINT/SIGTERM.
+  int train() {
+    StopSignalGuard signals;
+    std::string stop_reason;
+    while (stop_reason.empty()) {
+      if (schedule_.past_max_epoch(epochs_.epoch())) {
+        stop_reason = "reached max_epoch " + std::to_string(schedule_.max_epoch);
+      } else if (epochs_.end_of_epoch()) {
+        stop_reason = finish_epoch();
+      } else if (schedule_.reached_max_update(trainer_.num_updates())) {
+        save(/*end_of_epoch=*/false, validate());
+        stop_reason = "reached max_update " + std::to_string(schedule_.max_update);
+      } else {
+        const UpdateResult result = update();
+        stop_reason = within_epoch_checkpoints(result);
+        if (result.stop_signal) return stop_by_signal(result.stop_signal);  // every rank sees the same one
+      }
+    }
+    finish(stop_reason);
+    return 0;
+  }
+
+ private:
+  // Validates (on every rank) and records best/patience; returns whether the metric improved.
+  bool validate() {
+    if (!validation_.enabled()) return false;
+    const ValidationResult v = validation_.run(trainer_);
+    const bool improved = validation_.record(v.metric, progress_);
+    if (master_)
+      log_.validation(epochs_.epoch(), trainer_.num_updates(), task_.valid_subset(), v.stats, progress_.best_metric,
+                      validation_.best_metric().name, v.metric, v.metrics);
+    return improved;
+  }
+
+  void save(bool end_of_epoch, bool improved) {
+    if (no_save_ || !master_) return;
+    checkpoint::TrainingProgress snapshot = progress_;
+    snapshot.num_updates = trainer_.num_updates();
+    snapshot.epoch = end_of_epoch ? epochs_.epoch() + 1 : epochs_.epoch();
+    snapshot.next_batch = end_of_epoch ? 0 : epochs_.position().next_batch;
+    const auto names = checkpoint_names(policy_, epochs_.epoch(), trainer_.num_updates(), end_of_epoch, improved);
+    checkpoint::CheckpointWriter writer;
+    writer.set_meta(meta_);
+    writer.set_progress(snapshot);
+    trainer_.save_state(writer);
+    writer.write(policy_.save_dir + "/" + names.front());
+    link_checkpoint_copies(policy_.save_dir, names.front(), names);
+    prune_checkpoints(policy_);
+  }
+
+  std::string patience_reason() const {
+    return "no improvement in " + std::to_string(schedule_.patience) + " validations";
+  }
+
+  // The end of an epoch: validation, its checkpoint, then the next epoch. Returns the
+  // reason to stop, "" to go on.
+  std::string finish_epoch() {
+    const int64_t epoch = epochs_.epoch(), updates = trainer_.num_updates();
+    log_.end_epoch(epoch, updates, /*complete=*/true);
+    const bool improved = epoch % schedule_.validate_interval == 0 && validate();
+    if (epoch % schedule_.save_interval == 0 || improved || schedule_.out_of_patience(progress_) ||
+        schedule_.reached_max_epoch(epoch) || schedule_.reached_max_update(updates))
+      save(/*end_of_epoch=*/true, improved);
+    std::string stop_reason;
+    if (schedule_.out_of_patience(progress_)) stop_reason = patience_reason();
+    if (schedule_.reached_max_update(updates))
+      stop_reason = "reached max_update " + std::to_string(schedule_.max_update);
+    epochs_.start_next_epoch();
+    return stop_reason;
+  }
+
+  // One update on update_freq batches (fewer at the end of an epoch).
+  UpdateResult update() {
+    std::vector<TensorBatch> group;
+    while (static_cast<int64_t>(group.size()) < schedule_.update_freq && !epochs_.end_of_epoch())
+      group.push_back(train_data_.collate(epochs_.next()));
+    const UpdateResult result = trainer_.train_step(group);
+    watch_skipped(result);
+    if (master_) log_.update(epochs_.epoch(), trainer_.num_updates(), result);
+    return result;
+  }
+
+  // A skipped update is expected while the loss scale settles (the scaler stops at its
+  // minimum); otherwise it had a non-finite loss or gradient, and too many in a row stop the run.
+  void watch_skipped(const UpdateResult& result) {
+    if (!result.skipped) {
+      progress_.nan_streak = 0;
+      return;
+    }
+    if (result.stats.sample_size == 0) return;
+    if (trainer_.precision().scales_loss()) {
+      log_.info("gradient overflow at update " + std::to_string(trainer_.num_updates() + 1) +
+                "; update skipped, loss scale now " + std::to_string(trainer_.precision().loss_scale()));
+      return;
+    }
+    ++progress_.nan_streak;
+    log_.info("warning: non-finite loss or gradient at update " + std::to_string(trainer_.num_updates() + 1) +
+              " (epoch " + std::to_string(epochs_.epoch()) + "); update skipped");
+    if (progress_.nan_streak >= kMaxNonFiniteInARow)
+      throw Error("stopping: " + std::to_string(kMaxNonFiniteInARow) +
+                  " updates in a row had a non-finite loss or gradient (lower optimization.lr, "
+                  "set optimization.clip_norm, or check the data)");
+  }
+
+  // Validation and checkpoints at the recipe's update intervals (the last update's are
+  // the end of the run's). Returns the reason to stop, "" to go on.
+  std::string within_epoch_checkpoints(const UpdateResult& result) {
+    if (result.skipped || epochs_.end_of_epoch()) return "";
+    const int64_t n = trainer_.num_updates();
+    const bool last = schedule_.reached_max_update(n);
+    const bool do_validate =
+        schedule_.validate_interval_updates > 0 && n % schedule_.validate_interval_updates == 0 && !last;
+    const bool do_save = schedule_.save_interval_updates > 0 && n % schedule_.save_interval_updates == 0 && !last;
+    const bool improved = do_validate && validate();
+    if (do_save || improved) save(/*end_of_epoch=*/false, improved);
+    return do_validate && schedule_.out_of_patience(progress_) ? patience_reason() : "";
+  }
+
+  int stop_by_signal(int signal) {
+    save(/*end_of_epoch=*/false, false);
+    log_.info(std::string("stopped by ") + (signal == SIGINT ? "SIGINT" : "SIGTERM") + " at update " +
+              std::to_string(trainer_.num_updates()) + "; saved " + policy_.save_dir +
+              "/checkpoint_last.pt (run the same command again to resume)");
+    return 128 + signal;
+  }
+
+  void finish(const std::string& stop_reason) {
+    log_.end_epoch(epochs_.epoch(), trainer_.num_updates(), /*complete=*/false);
+    log_.info("done: " + stop_reason + "; " + std::to_string(trainer_.num_updates()) + " updates" +
+              (progress_.has_best
+                   ? ", best valid " + validation_.best_metric().name + " " + std::to_string(progress_.best_metric)
+                   : std::string()));
+  }
+
+  const Schedule& schedule_;
+  const CheckpointPolicy& policy_;
+  const bool no_save_, master_;
+  const Task& task_;
+  const TaskDataset& train_data_;
+  const checkpoint::CheckpointMeta& meta_;
+  Trainer& trainer_;
+  ValidationRun& validation_;
+  TrainLog& log_;
+  data::EpochIterator& epochs_;
+  checkpoint::TrainingProgress& progress_;
+};
 
 }  // namespace
 
@@ -68,219 +310,56 @@ int run_training(const core::Config& cfg, Task& task, const std::string& command
   const DistributedSetup distributed = resolve_distributed_setup(cfg);
   ValidationRun validation(cfg, task, cfg.get<bool>("dataset.disable_validation") ? nullptr : task.valid_data(),
                            distributed.rank, distributed.world_size, [&](const std::string& line) { log_line(line); });
-  const std::string& best_metric_name = validation.best_metric().name;
 
-  // ---- save dir (locked against a second run; created only once the run starts) and log
+  // The save dir is locked against a second run (and created only once the run starts);
+  // the resume point is opened (and verified) before anything is logged, so that a bad
+  // checkpoint or recipe change is the only line a failing start prints.
   const CheckpointPolicy policy = checkpoint_policy(cfg);
-  const bool no_save = cfg.get<bool>("checkpoint.no_save");
   std::unique_ptr<core::DirectoryLock> lock;
   if (distributed.rank == 0 && fs::is_directory(policy.save_dir))
     lock = std::make_unique<core::DirectoryLock>(policy.save_dir);
-
-  // Opened (and verified) before anything is logged, so a bad checkpoint is the only
-  // line a failing start prints.
-  std::unique_ptr<checkpoint::CheckpointReader> resume;
-  if (const auto restore = restore_path(cfg, policy.save_dir))
-    resume = std::make_unique<checkpoint::CheckpointReader>(*restore);
-  // convert-checkpoint's inference-only checkpoints keep no fp32 weights or optimizer.
-  if (resume && !resume->meta().get("inference_precision").empty())
-    throw Error(resume->path() + ": an inference-only " + resume->meta().get("inference_precision") +
-                " checkpoint (convert-checkpoint); training needs the original training checkpoint");
-  // A task, model or data change is refused here, before anything is logged.
-  const std::string recipe_changes_since_checkpoint =
-      resume ? check_resume_compatible(cfg, task, resume->meta(), resume->path()) : std::string();
-
-  const int64_t max_update = cfg.get<int64_t>("optimization.max_update");
-  const int64_t max_epoch = cfg.get<int64_t>("optimization.max_epoch");
+  ResumePoint resume_point = open_resume_point(cfg, task, policy.save_dir);
+  const Schedule schedule = schedule_of(cfg, policy);
   check_batch_bounds(cfg);
-  // Data-parallel workers meet before any output; rank 0 alone logs and writes files.
-  TrainLog log(cfg.get<int64_t>("common.log_interval"), max_update);
-  log.set_quiet(distributed.rank != 0);
 
-  // ---- model and trainer (the seed fixes initial weights and then dropout)
-  const int64_t seed = cfg.get<int64_t>("common.seed");
-  torch::manual_seed(static_cast<uint64_t>(seed));
-  Trainer trainer(assemble_trainer_parts(
-      cfg, task, make_precision_policy(cfg, distributed.world_size),  // scale window per world size
-      [&](const torch::Device& device) -> std::unique_ptr<GradientSync> {
-        if (distributed.distributed()) return std::make_unique<C10dGradientSync>(distributed, device);
-        return std::make_unique<LocalGradientSync>();
-      },
-      nn::compute_device(cfg.get<bool>("common.cpu"), distributed.local_rank)));
+  // Data-parallel workers meet while the trainer is built, before any output.
+  TrainLog log(cfg.get<int64_t>("common.log_interval"), schedule.max_update);
+  log.set_quiet(distributed.rank != 0);
+  Trainer trainer = build_trainer(cfg, task, distributed);
   const bool master = trainer.sync().is_master();
   log_line = [&log, master](const std::string& line) {
     if (master) log.info(line);
   };
   validation.start();
+  log_setup(log, cfg, task, trainer, distributed, threads);
 
-  log.info(task.describe());
-  log.info("model " + cfg.get<std::string>("model.arch") + ": " +
-           std::to_string(nn::count_parameters(trainer.model())) + " parameters, on " +
-           nn::describe_device(trainer.device()) + (trainer.device().is_cpu() ? ", " + nn::describe(threads) : ""));
-  const std::string slow_precision =
-      precision_speed_warning(cfg.get<std::string>("common.precision"), trainer.model().parameters().front().device());
-  if (!slow_precision.empty() && master) log.info(slow_precision);
-  if (distributed.distributed())
-    log.info("distributed: " + std::to_string(distributed.world_size) + " workers (" + distributed.source +
-             "), rendezvous " + distributed.master_addr + ":" + std::to_string(distributed.master_port) + ", " +
-             std::to_string(torch::get_num_threads()) + " threads per worker");
-
-  // ---- resume
   checkpoint::TrainingProgress progress;
-  const std::optional<int64_t> resumed_at =
-      resume ? std::optional<int64_t>(resume->progress().num_updates) : std::nullopt;
-  if (resume) {
-    trainer.load_state(*resume);
-    progress = resume->progress();
-    log.info("resumed from " + resume->path() + " at epoch " + std::to_string(progress.epoch) + ", update " +
-             std::to_string(progress.num_updates));
-    if (!recipe_changes_since_checkpoint.empty())
-      log.info("recipe changes since " + resume->path() + ": " + recipe_changes_since_checkpoint);
-    resume.reset();  // frees the checkpoint bytes
-    // Already done (fairseq stops here too): nothing is trained, validated or written.
-    if ((max_update > 0 && progress.num_updates >= max_update) || (max_epoch > 0 && progress.epoch > max_epoch)) {
-      log.info("done: the checkpoint is at update " + std::to_string(progress.num_updates) + ", epoch " +
-               std::to_string(progress.epoch) + " (max_update " + std::to_string(max_update) + ", max_epoch " +
-               std::to_string(max_epoch) + "); nothing to train");
-      return 0;
-    }
-    // Stopped by patience: resuming must not train past the early stop (it would move
-    // checkpoint_best away from the protocol's result).
-    const int64_t stopped_patience = cfg.get<int64_t>("optimization.patience");
-    if (stopped_patience > 0 && progress.bad_validations >= stopped_patience) {
-      log.info("done: the run stopped early (no improvement in " + std::to_string(progress.bad_validations) +
-               " validations, patience " + std::to_string(stopped_patience) + "); nothing to train");
-      return 0;
-    }
+  std::optional<int64_t> resumed_at;
+  if (resume_point.reader) {
+    resumed_at = resume_point.reader->progress().num_updates;
+    const auto resumed = resume(resume_point, trainer, schedule, log);
+    if (!resumed) return 0;
+    progress = *resumed;
   }
 
-  data::BatchingOptions batching{cfg.get<int64_t>("dataset.max_tokens"), cfg.get<int64_t>("dataset.max_sentences"),
-                                 cfg.get<int64_t>("dataset.required_batch_size_multiple")};
-  const int rank = trainer.sync().rank(), world = trainer.sync().world_size();
+  const data::BatchingOptions batching{cfg.get<int64_t>("dataset.max_tokens"),
+                                       cfg.get<int64_t>("dataset.max_sentences"),
+                                       cfg.get<int64_t>("dataset.required_batch_size_multiple")};
   data::EpochIterator epochs(train_data.source_sizes(), train_data.target_sizes(), batching,
-                             static_cast<uint64_t>(seed),
-                             /*shuffle=*/true, rank, world, {progress.epoch, progress.next_batch});
+                             static_cast<uint64_t>(cfg.get<int64_t>("common.seed")),
+                             /*shuffle=*/true, trainer.sync().rank(), trainer.sync().world_size(),
+                             {progress.epoch, progress.next_batch});
   log.info("batching: max_tokens " + std::to_string(batching.max_tokens) + ", " +
            std::to_string(epochs.batches_in_epoch()) + " batches per epoch, update_freq " +
-           std::to_string(cfg.get<int64_t>("optimization.update_freq")));
+           std::to_string(schedule.update_freq));
 
-  // ---- the run starts: its outputs appear only now, so a start that failed leaves
-  // nothing behind (no empty save dir, no empty metrics.jsonl)
-  if (master) {
-    fs::create_directories(policy.save_dir);
-    if (!lock) lock = std::make_unique<core::DirectoryLock>(policy.save_dir);
-    meta.run_info = run_info_json(cfg, command_line, distributed.world_size, nn::count_parameters(trainer.model()));
-    write_file_atomically(policy.save_dir + "/run.json", meta.run_info);
-    write_file_atomically(policy.save_dir + "/recipe.yaml", meta.recipe_yaml);
-    log.open_outputs({policy.save_dir + "/metrics.jsonl", cfg.get<std::string>("common.tensorboard_logdir"),
-                      task.name(), resumed_at});
-  }
-
-  const int64_t patience = cfg.get<int64_t>("optimization.patience");
-  // Validates; updates best/patience; returns whether the metric improved.
-  auto validate_and_track = [&]() {
-    if (!validation.enabled()) return false;
-    const ValidationResult v = validation.run(trainer);
-    const bool improved = validation.record(v.metric, progress);
-    if (master)
-      log.validation(epochs.epoch(), trainer.num_updates(), task.valid_subset(), v.stats, progress.best_metric,
-                     best_metric_name, v.metric, v.metrics);
-    return improved;
-  };
-
-  auto save = [&](bool end_of_epoch, bool improved) {
-    if (no_save || !master) return;
-    checkpoint::TrainingProgress snapshot = progress;
-    snapshot.num_updates = trainer.num_updates();
-    snapshot.epoch = end_of_epoch ? epochs.epoch() + 1 : epochs.epoch();
-    snapshot.next_batch = end_of_epoch ? 0 : epochs.position().next_batch;
-    const auto names = checkpoint_names(policy, epochs.epoch(), trainer.num_updates(), end_of_epoch, improved);
-    checkpoint::CheckpointWriter writer;
-    writer.set_meta(meta);
-    writer.set_progress(snapshot);
-    trainer.save_state(writer);
-    writer.write(policy.save_dir + "/" + names.front());
-    link_checkpoint_copies(policy.save_dir, names.front(), names);
-    prune_checkpoints(policy);
-  };
-
-  auto out_of_patience = [&]() { return patience > 0 && progress.bad_validations >= patience; };
-
-  const int64_t update_freq = cfg.get<int64_t>("optimization.update_freq");
-  const int64_t validate_interval = cfg.get<int64_t>("dataset.validate_interval");
-  const int64_t validate_interval_updates = cfg.get<int64_t>("dataset.validate_interval_updates");
-  const int64_t save_interval_updates = policy.save_interval_updates;
-  StopSignalGuard signals;
-  std::string stop_reason;
-
-  while (stop_reason.empty()) {
-    if (max_epoch > 0 && epochs.epoch() > max_epoch) {
-      stop_reason = "reached max_epoch " + std::to_string(max_epoch);
-      break;
-    }
-    if (epochs.end_of_epoch()) {
-      log.end_epoch(epochs.epoch(), trainer.num_updates(), /*complete=*/true);
-      const bool improved = epochs.epoch() % validate_interval == 0 && validate_and_track();
-      if (epochs.epoch() % policy.save_interval == 0 || improved || out_of_patience() ||
-          (max_epoch > 0 && epochs.epoch() >= max_epoch) || (max_update > 0 && trainer.num_updates() >= max_update))
-        save(/*end_of_epoch=*/true, improved);
-      if (out_of_patience()) stop_reason = "no improvement in " + std::to_string(patience) + " validations";
-      if (max_update > 0 && trainer.num_updates() >= max_update)
-        stop_reason = "reached max_update " + std::to_string(max_update);
-      epochs.start_next_epoch();
-      continue;
-    }
-    if (max_update > 0 && trainer.num_updates() >= max_update) {
-      save(/*end_of_epoch=*/false, validate_and_track());
-      stop_reason = "reached max_update " + std::to_string(max_update);
-      break;
-    }
-
-    std::vector<TensorBatch> group;
-    while (static_cast<int64_t>(group.size()) < update_freq && !epochs.end_of_epoch())
-      group.push_back(train_data.collate(epochs.next()));
-    const auto result = trainer.train_step(group);
-    if (result.skipped && result.stats.sample_size > 0 && trainer.precision().scales_loss()) {
-      // Expected while the loss scale settles; the scaler stops at its minimum.
-      log.info("gradient overflow at update " + std::to_string(trainer.num_updates() + 1) +
-               "; update skipped, loss scale now " + std::to_string(trainer.precision().loss_scale()));
-    } else if (result.skipped && result.stats.sample_size > 0) {
-      ++progress.nan_streak;
-      log.info("warning: non-finite loss or gradient at update " + std::to_string(trainer.num_updates() + 1) +
-               " (epoch " + std::to_string(epochs.epoch()) + "); update skipped");
-      if (progress.nan_streak >= kMaxNonFiniteInARow)
-        throw Error("stopping: " + std::to_string(kMaxNonFiniteInARow) +
-                    " updates in a row had a non-finite loss or gradient (lower optimization.lr, "
-                    "set optimization.clip_norm, or check the data)");
-    } else if (!result.skipped) {
-      progress.nan_streak = 0;
-    }
-    if (master) log.update(epochs.epoch(), trainer.num_updates(), result);
-
-    if (!result.skipped && !epochs.end_of_epoch()) {
-      const int64_t n = trainer.num_updates();
-      const bool last = max_update > 0 && n >= max_update;
-      const bool do_validate = validate_interval_updates > 0 && n % validate_interval_updates == 0 && !last;
-      const bool do_save = save_interval_updates > 0 && n % save_interval_updates == 0 && !last;
-      bool improved = false;
-      if (do_validate) improved = validate_and_track();
-      if (do_save || improved) save(/*end_of_epoch=*/false, improved);
-      if (do_validate && out_of_patience())
-        stop_reason = "no improvement in " + std::to_string(patience) + " validations";
-    }
-    if (const int signal = result.stop_signal) {  // every rank sees the same one
-      save(/*end_of_epoch=*/false, false);
-      log.info(std::string("stopped by ") + (signal == SIGINT ? "SIGINT" : "SIGTERM") + " at update " +
-               std::to_string(trainer.num_updates()) + "; saved " + policy.save_dir +
-               "/checkpoint_last.pt (run the same command again to resume)");
-      return 128 + signal;
-    }
-  }
-  log.end_epoch(epochs.epoch(), trainer.num_updates(), /*complete=*/false);
-  log.info("done: " + stop_reason + "; " + std::to_string(trainer.num_updates()) + " updates" +
-           (progress.has_best ? ", best valid " + best_metric_name + " " + std::to_string(progress.best_metric)
-                              : std::string()));
-  return 0;
+  if (master)
+    start_outputs(cfg, task, policy, lock, meta,
+                  run_info_json(cfg, command_line, distributed.world_size, nn::count_parameters(trainer.model())),
+                  resumed_at, log);
+  return TrainingRun(schedule, policy, cfg.get<bool>("checkpoint.no_save"), task, train_data, meta, trainer, validation,
+                     log, epochs, progress)
+      .train();
 }
 
 }  // namespace csan::training

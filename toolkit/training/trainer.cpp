@@ -119,20 +119,17 @@ StepStats Trainer::valid_step(const TensorBatch& batch) {
 
 void Trainer::save_state(checkpoint::CheckpointWriter& writer) const {
   writer.set_model(*parts_.model);
-  writer.set_optimizer(*parts_.optimizer);
+  writer.set_optimizer(*parts_.optimizer, *parts_.model);
   parts_.precision->save(writer.section("precision"));
   writer.capture_rng_state(device_);
 }
 
 void Trainer::load_state(checkpoint::CheckpointReader& reader) {
   reader.load_model(*parts_.model);
-  reader.load_optimizer(*parts_.optimizer);
+  reader.load_optimizer(*parts_.optimizer, *parts_.model);
   // Checkpoints load onto the CPU (one written on a GPU resumes anywhere).
   move_optimizer_state(*parts_.optimizer, device_);
-  if (reader.has_section("precision")) {
-    auto archive = reader.section("precision");
-    parts_.precision->load(archive);
-  }
+  if (reader.has_section("precision")) parts_.precision->load(reader.section("precision"));
   reader.restore_rng_state(device_);
   num_updates_ = reader.progress().num_updates;
 }

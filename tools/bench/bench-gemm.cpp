@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "comma_list.h"
-#include "toolkit/nn/converted_weights.h"
 #include "toolkit/nn/int8_gemm.h"
+#include "toolkit/nn/int8_projection.h"
 
 namespace po = boost::program_options;
 
@@ -57,15 +57,14 @@ double int8_gflops(int64_t m, int64_t k, int64_t n, bool libtorch, double second
   auto x = torch::randn({m, k});
   int64_t turn = 0;
   auto next = [&]() -> const torch::Tensor& { return x.mul_(++turn % 2 ? 1.001 : 1 / 1.0007); };
-  auto w = torch::randn({n, k});
+  const auto w = csan::nn::quantize_per_row(torch::randn({n, k}));
   const auto bias = torch::randn({n});
-  csan::nn::convert_weight(w, csan::nn::WeightPrecision::Int8);
   if (libtorch) {
-    csan::nn::select_quantized_engine();
-    return rate_of([&] { csan::nn::libtorch_int8_linear(next(), w, bias); }, m, k, n, seconds);
+    const auto kernel = csan::nn::int8_kernel(w, csan::nn::Int8Engine::libtorch);
+    return rate_of([&] { kernel->multiply(next(), bias); }, m, k, n, seconds);
   }
   if (!csan::nn::int8_gemm_available()) throw std::runtime_error("--dtypes int8: this CPU has no AVX512-VNNI");
-  const csan::nn::PackedInt8Weight packed(w, csan::nn::int8_scales(w));
+  const csan::nn::PackedInt8Weight packed(w.values, w.scales);
   return rate_of([&] { csan::nn::int8_gemm(next(), packed, bias); }, m, k, n, seconds);
 }
 

@@ -39,11 +39,11 @@
 #include "toolkit/core/allocator_tuning.h"
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
-#include "toolkit/generation/generate_run.h"
 #include "toolkit/generation/inference_precision.h"
 #include "toolkit/models/transformer.h"
 #include "toolkit/nn/compute_threads.h"
-#include "toolkit/tasks/translation_task.h"
+#include "toolkit/tasks/translation_generate.h"
+#include "toolkit/tasks/translation_generate_run.h"
 
 namespace po = boost::program_options;
 
@@ -113,7 +113,7 @@ double same_lines(const std::string& a, const std::string& b) {
 }
 
 int bench_main(int argc, char** argv) {
-  csan::generation::GenerateOptions o;
+  csan::tasks::GenerateOptions o;
   std::string path;
   int64_t repeats = 1;
   std::string profile, dump, precisions;
@@ -162,18 +162,18 @@ int bench_main(int argc, char** argv) {
   // from other processes hits them alike.
   struct Setup {
     std::string name;
-    csan::generation::GenerateOptions options;
+    csan::tasks::GenerateOptions options;
     std::shared_ptr<csan::generation::LoadedEnsemble> ensemble;
     double best = 0;
-    csan::generation::GenerateSummary summary;
+    csan::tasks::GenerateSummary summary;
     std::string output;
   };
   std::vector<Setup> setups;
   for (const auto& precision : precision_list(precisions)) {
     auto ensemble = std::make_shared<csan::generation::LoadedEnsemble>(csan::tasks::load_translation_ensemble(o.paths));
     auto options_for = o;
-    options_for.precision.name = precision;
-    csan::generation::convert_ensemble(ensemble->models, options_for.precision, ensemble->tgt_dict.eos(), std::cerr);
+    options_for.precision.precision = csan::nn::parse_precision(precision, "--precision");
+    csan::generation::convert_ensemble(ensemble->models, options_for.precision, std::cerr);
     for (bool with_shortlist : {false, true}) {
       if (with_shortlist && o.shortlist.empty()) continue;
       Setup setup{precision + (with_shortlist ? "+shortlist" : ""), options_for, ensemble, 0, {}, {}};
@@ -184,14 +184,14 @@ int bench_main(int argc, char** argv) {
   for (int64_t r = 0; r < repeats; ++r)
     for (auto& setup : setups) {
       std::ostringstream out, log;
-      setup.summary = csan::generation::translate(setup.options, *setup.ensemble, out, log);
+      setup.summary = csan::tasks::translate(setup.options, *setup.ensemble, out, log);
       if (r == 0 || setup.summary.seconds < setup.best) setup.best = setup.summary.seconds;
       setup.output = out.str();
     }
   if (!profile.empty()) {
     std::ostringstream out, log;
     torch::autograd::profiler::RecordProfile recording(profile);
-    csan::generation::translate(setups.back().options, *setups.back().ensemble, out, log);
+    csan::tasks::translate(setups.back().options, *setups.back().ensemble, out, log);
   }
   const auto& first = setups.front();
   std::printf("bench-generate: %lld sentences, beam %lld, batch %lld, max_len %g*src+%lld, %d threads\n",

@@ -30,10 +30,9 @@
 //            (core/allocator_tuning: large blocks stay mapped) is compared.
 // OpenMP waits: libgomp spins up to ~300k iterations at every barrier. On a machine that
 // other jobs share, a spinning thread waits for a descheduled partner: there
-// OMP_WAIT_POLICY=passive gave 1.5-2.6x the tokens/s of the default (GOMP_SPINCOUNT=10000
-// 1.4-2.4x) with 2 threads on 2 busy cores. On a quieter machine the default spin won
-// (passive 0.89x and 0.93x, GOMP_SPINCOUNT=10000 0.94x and 1.01x, two rounds): keep the
-// default for measurements and dedicated runs; passive only where cores are shared.
+// OMP_WAIT_POLICY=passive is much faster than the default, while on a quiet machine the
+// default spin wins (docs/csan-train.md has the figures): keep the default for measurements
+// and dedicated runs; passive only where cores are shared.
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <unistd.h>
 
@@ -149,8 +148,8 @@ int run_as_worker(const BenchOptions& o) {
 
 // The batches of a bench run. The timed ones are spread evenly over one epoch's length
 // order (systematic sampling), so that 20 of them carry about the epoch's padding and
-// length mix: the first few batches of a shuffled epoch can be far off (22.7% target
-// padding in 8 of them against 11.7% over the epoch). They run in shuffled order, as in
+// length mix: the first few batches of a shuffled epoch can be far off (twice the
+// epoch's target padding). They run in shuffled order, as in
 // training. Warm-up and profiled batches sit halfway between the timed ones.
 struct BenchBatches {
   std::vector<data::Batch> warmup, timed, profiled;

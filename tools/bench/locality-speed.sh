@@ -8,10 +8,9 @@
 #   tools/bench/locality-speed.sh DATA_BIN [bench-train options, e.g. --warmup 2 --updates 6
 #                                          --set dataset.max_tokens=1024]
 # DATA_BIN: the 8k joint Multi30k en-de data (see bench-train.cpp's header). 2 threads;
-# CSAN_BUILD_DIR (default build/) holds bench-train. Nine base models take turns: with
-# --updates 16 and the options above, about 8 minutes on 2 idle AVX2 cores (an update of one
-# model: 2.5-3.5 s). The first model of each turn measured 2-4% slow: for a close call, rerun
-# bench-train with the order reversed (README, "Locality baselines").
+# CSAN_BUILD_DIR (default build/) holds bench-train. Nine base models take turns
+# (docs/architectures.md has run times and figures). The first model of each turn measured a
+# few percent slow: for a close call, rerun bench-train with the order reversed.
 source "$(dirname "$0")/../script-help.sh"
 help_if_asked "$0" "$@"
 set -euo pipefail

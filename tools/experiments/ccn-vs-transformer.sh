@@ -12,8 +12,8 @@
 #
 # full     Multi30k En->De (--data, default ../shared/data/multi30k), recipes/multi30k-small.yaml
 #          (d 256, FFN 1024, 4 heads, 3 + 3 layers, joint 8k SentencePiece, 4,000 updates) with
-#          pre-norm and bias-free attention for both; --arch ccn for CCN. About 7-10 hours on
-#          2 CPU cores (README, "CCN").
+#          pre-norm and bias-free attention for both; --arch ccn for CCN. Several hours on
+#          2 CPU cores (docs/experiments.md, "Expected times").
 # --quick  the built-in toy corpus (1,000 pairs), recipes/ccn-tiny.yaml (ccn_tiny; the
 #          Transformer: --arch transformer_tiny), 80 updates: under a minute; checks the
 #          pipeline, not the paper (ctest runs it).

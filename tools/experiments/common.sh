@@ -116,8 +116,8 @@ preprocess() {
 # --eval-bleu, then translates valid and test (beam `beam`) with the lowest-loss checkpoint.
 # --no-valid-bleu drops --eval-bleu: the validations keep their schedule and losses, so the
 # same checkpoints are saved and chosen (tested: the same translations), and only
-# the curves lose their BLEU; on a GPU that BLEU (beam 5 over the 1,014 valid sentences,
-# about 40 times a run) took two thirds of a multi30k-small run's time in fp16 on an H100.
+# the curves lose their BLEU; on a GPU that BLEU (beam 5 over the valid set, about 40 times
+# a run) takes most of a small run's time (docs/experiments.md).
 train_and_translate() {
   local name=$1 dir=$2 split
   shift 2

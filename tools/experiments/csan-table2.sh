@@ -11,7 +11,7 @@
 #
 # full     recipes/multi30k-small.yaml (d 256, 3 + 3 layers, joint 8k SentencePiece),
 #          4,000 updates per system; CSAN: window 11 (M+1), 1 or 3 heads (N+1), in encoder
-#          layers 0 and 1. About 7 hours on 2 CPU cores (README, "tools/experiments").
+#          layers 0 and 1. Hours on 2 CPU cores (docs/experiments.md, "Expected times").
 # --quick  the built-in toy corpus (1,000 pairs) and the tiny recipe, 80 updates: under a
 #          minute; checks the pipeline, not the paper (ctest runs it).
 # --jobs N   up to N systems train at once (on a GPU machine; on a CPU each gets 1/N of

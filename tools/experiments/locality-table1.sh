@@ -16,8 +16,8 @@
 #          4,000 updates per system. Each method where its preset puts it, scaled to 3
 #          layers: encoder layers 0 and 1 (as csan-table2.sh's CSAN) for BI_DIRECT, NEIGHBOR,
 #          LOCAL_HARD (2 of 4 heads local), LOCAL_SOFT, CNNs and CSAN-2D; every attention for
-#          REL_POS; every encoder layer for BLOCK. About 24 hours on 2 CPU cores (README,
-#          "tools/experiments").
+#          REL_POS; every encoder layer for BLOCK. About a day on 2 CPU cores (docs/experiments.md,
+#          "Expected times").
 # --quick  the built-in toy corpus (1,000 pairs) and the tiny recipe, 40 updates each:
 #          under a minute; checks the pipeline, not the paper (ctest runs it).
 # --jobs N   up to N systems train at once (on a GPU machine; on a CPU each gets 1/N of

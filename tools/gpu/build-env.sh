@@ -15,6 +15,14 @@ gpu_build() {
   local deb
   for deb in "$root"/.gpu/debs/*.deb; do dpkg -x "$deb" "$prefix" || return 1; done
 
+  # SentencePiece with its own protobuf (hidden): this machine has no system protobuf, and
+  # python3's LibTorch keeps its own inside libtorch_cpu.so; built with LibTorch's C++ ABI.
+  step "SentencePiece into $root/.gpu/deps"
+  local abi
+  abi=$(python3 -c 'import torch; print(int(torch._C._GLIBCXX_USE_CXX11_ABI))') || return 1
+  CSAN_DEPS_DIR=$root/.gpu/deps CXXFLAGS="-D_GLIBCXX_USE_CXX11_ABI=$abi" \
+    "$root/tools/build-sentencepiece.sh" --builtin-protobuf || return 1
+
   step "configure"
   local torch_prefix cuda generator=()
   torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
@@ -23,7 +31,7 @@ gpu_build() {
   done
   command -v ninja >/dev/null && generator=(-G Ninja)
   cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_PREFIX_PATH="$torch_prefix;$prefix/usr" -DCSAN_DEPS_PREFIX="$prefix" ${CSAN_GPU_CMAKE_ARGS:-} \
+    -DCMAKE_PREFIX_PATH="$torch_prefix;$prefix/usr" -DCSAN_DEPS_DIR="$root/.gpu/deps" ${CSAN_GPU_CMAKE_ARGS:-} \
     >"$out/configure.log" 2>&1 || { tail -40 "$out/configure.log"; return 1; }
   grep -i -E 'warning|cuda|torch' "$out/configure.log" | head -20
 

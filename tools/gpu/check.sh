@@ -38,7 +38,7 @@ PY
 g++ --version | head -1; cmake --version | head -1; (ldd --version | head -1) || true
 
 source "$root/tools/gpu/build-env.sh"
-targets=${CSAN_GPU_TARGETS:-csan-train csan-generate csan-preprocess csan-score test_training test_generation average-checkpoints}
+targets=${CSAN_GPU_TARGETS:-csan-train csan-generate csan-preprocess csan-score test_training test_generation average-checkpoints safetensors_probe}
 # Test binaries that failed to build do not stop the executables' checks.
 # shellcheck disable=SC2086
 gpu_build $targets || [ -x "$bin/csan-generate" ] || { tail -20 "$out/build.log"; exit 1; }
@@ -53,6 +53,15 @@ wants tests && for t in training generation; do
     >"$out/test_$t.log" 2>&1; echo "test_$t exit $?"
   grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED|Failure|error' "$out/test_$t.log" | head -20
 done
+
+# Python's safetensors package is on this machine (not in Debian): csan's files against it.
+if wants tests && [ -x "$build/tests/safetensors_probe" ]; then
+  rc=0
+  CSAN_SAFETENSORS_PROBE=$build/tests/safetensors_probe timeout 120 python3 \
+    "$root/tests/interop/safetensors_interop_test.py" --library >"$out/safetensors_library.log" 2>&1 || rc=$?
+  echo "interop.safetensors_library exit $rc (77: skipped)"
+  tail -3 "$out/safetensors_library.log"
+fi
 
 small_updates=${CSAN_GPU_SMALL_UPDATES:-1500}
 if wants train; then

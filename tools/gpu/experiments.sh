@@ -17,7 +17,7 @@
 #   tools/gpu/experiments.sh [OUT]
 # CSAN_GPU_PRECISION (default fp16) is the scripts' --precision. The trainings validate
 # without BLEU (the scripts' --no-valid-bleu: the same checkpoints are chosen, by loss; the
-# BLEU decoding took two thirds of a run's time there) unless CSAN_GPU_VALID_BLEU=1.
+# BLEU decoding takes most of a run's time there) unless CSAN_GPU_VALID_BLEU=1.
 # CSAN_GPU_DEADLINE (default 540) the seconds after which unfinished trainings are stopped
 # (then up to 30 s to save their checkpoints): a second call on the same warm machine
 # resumes them (the runs live in build-gpu/experiments). Each experiment's readable outputs (results.md, scores, translations, logs, metrics.jsonl, recipes; no
@@ -122,8 +122,8 @@ done
 if alive; then
   step "deadline ($deadline s): stopping the unfinished runs (a second call resumes them)"
   for p in "${pids[@]}"; do kill -TERM -- -"$p" 2>/dev/null; done
-  # csan-train saves checkpoint_last.pt on SIGTERM: 12 of them at once took more than the
-  # 3 s this once waited (one was killed mid-write, losing its last epoch).
+  # csan-train saves checkpoint_last.pt on SIGTERM: a dozen of them at once take seconds
+  # (a shorter wait once killed one mid-write, losing its last epoch).
   for _ in $(seq 30); do alive || break; sleep 1; done
   for p in "${pids[@]}"; do kill -KILL -- -"$p" 2>/dev/null; done
 fi

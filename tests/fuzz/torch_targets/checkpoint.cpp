@@ -1,11 +1,12 @@
 // checkpoint::CheckpointReader on a checkpoint file. The first byte chooses what the rest
 // of the input is:
-//   0: an archive, to which the target appends a correct checksum trailer, so that the
-//      fuzzer reaches the archive and meta parsing behind the checksum (a file crafted
-//      rather than damaged);
-//   1: a whole file as stored, which the trailer must turn away unless it is intact;
-//   2: edits (2-byte offset, 1 byte to xor) to a valid checkpoint of a small model, then
-//      resealed: damage near a real file, where parsers break most often.
+//   0: a format 1/2 archive, to which the target appends a correct checksum trailer, so
+//      that the fuzzer reaches the archive and meta parsing behind the checksum (a file
+//      crafted rather than damaged);
+//   1: a whole file as stored, which the checksums must turn away unless it is intact;
+//   2: edits (2-byte offset, 1 byte to xor) to a valid format 3 checkpoint of a small
+//      model, then resealed (csan's checksum recomputed where the header still starts
+//      with it): damage near a real file, where parsers break most often.
 // Whatever opens must also answer every question a caller asks of it (meta, progress,
 // sections, weights into the model) with values or a csan::Error.
 #include "toolkit/checkpoint/checkpoint.h"
@@ -13,8 +14,10 @@
 #include <torch/torch.h>
 
 #include "../fuzz_targets.h"
+#include "toolkit/checkpoint/legacy_archive.h"
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/core/error.h"
+#include "toolkit/safetensors/checksum.h"
 
 namespace csan::fuzz {
 
@@ -22,8 +25,8 @@ namespace {
 
 torch::nn::Linear small_model() { return torch::nn::Linear(3, 2); }
 
-// The archive bytes (no trailer) of a valid format-2 checkpoint, written once.
-const std::string& valid_archive() {
+// A valid format 3 checkpoint, written once.
+const std::string& valid_checkpoint() {
   static const std::string bytes = [] {
     checkpoint::CheckpointWriter writer;
     checkpoint::CheckpointMeta meta;
@@ -35,11 +38,19 @@ const std::string& valid_archive() {
     writer.set_model(*small_model());
     const std::string path = scratch_file("valid.pt", "");
     writer.write(path);
-    std::string file = read_file(path);
-    file.resize(file.size() - 24);  // the trailer: magic, hash, length
-    return file;
+    return read_file(path);
   }();
   return bytes;
+}
+
+// Recomputes csan's checksum of a format 3 file whose header still starts as csan writes it.
+void reseal(std::string& file) {
+  using namespace safetensors;
+  if (file.size() < kChecksumOffset + kChecksumDigits ||
+      file.compare(kLengthBytes, kChecksumPrefix.size(), kChecksumPrefix) != 0)
+    return;
+  const std::string digits = checksum_text(file_checksum(file.data(), file.size()));
+  file.replace(kChecksumOffset, kChecksumDigits, digits);
 }
 
 }  // namespace
@@ -57,12 +68,12 @@ void checkpoint(const uint8_t* data, size_t size) {
       file = rest;
       break;
     default:
-      file = valid_archive();
+      file = valid_checkpoint();
       for (size_t i = 0; i + 3 <= rest.size(); i += 3) {
         const size_t offset = (static_cast<uint8_t>(rest[i]) | static_cast<uint8_t>(rest[i + 1]) << 8) % file.size();
         file[offset] = static_cast<char>(file[offset] ^ rest[i + 2]);
       }
-      checkpoint::append_trailer(file);
+      reseal(file);
   }
   const std::string path = scratch_file("fuzz.pt", file);
   torch::NoGradGuard no_grad;

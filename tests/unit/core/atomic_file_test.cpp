@@ -41,6 +41,30 @@ TEST(AtomicFile, CommitReplaces) {
   EXPECT_EQ(csan::read_file(path), "new");
 }
 
+TEST(AtomicFile, OverwriteReplacesAReservedFieldAndWritingGoesOnAtTheEnd) {
+  fs::path dir = fresh_dir("overwrite");
+  std::string path = (dir / "f.txt").string();
+  csan::AtomicFile f(path);
+  f.write("sum=????;");
+  f.write("body");
+  f.overwrite(4, "1234", 4);
+  f.write(";end");
+  f.commit();
+  EXPECT_EQ(csan::read_file(path), "sum=1234;body;end");
+}
+
+TEST(AtomicFile, OverwritePastWhatWasWrittenIsRefused) {
+  fs::path dir = fresh_dir("overwrite_past");
+  std::string path = (dir / "f.txt").string();
+  csan::AtomicFile f(path);
+  f.write("abc");
+  EXPECT_THROW(f.overwrite(2, "xy", 2), csan::Error);
+  EXPECT_THROW(f.overwrite(4, "", 0), csan::Error);
+  f.overwrite(1, "xy", 2);
+  f.commit();
+  EXPECT_EQ(csan::read_file(path), "axy");
+}
+
 TEST(AtomicFile, UnwritableDirectoryNamesPath) {
   try {
     csan::AtomicFile f("/nonexistent-dir/x.txt");

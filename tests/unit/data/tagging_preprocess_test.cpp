@@ -35,7 +35,8 @@ std::string word(int id, const std::string& form, const std::string& upos, const
 // A sentence of `n` words w0 w1 ... tagged by parity.
 std::string sentence(int n, const std::string& prefix = "w") {
   std::string out;
-  for (int i = 1; i <= n; ++i) out += word(i, prefix + std::to_string(i % 7), i % 2 ? "ODD" : "EVEN", "X" + std::to_string(i % 3));
+  for (int i = 1; i <= n; ++i)
+    out += word(i, prefix + std::to_string(i % 7), i % 2 ? "ODD" : "EVEN", "X" + std::to_string(i % 3));
   return out + "\n";
 }
 
@@ -123,8 +124,7 @@ TEST(TaggingPreprocess, RerunsRebuildAndOtherSettingsAreRefused) {
   preprocess_tagging(o);
   EXPECT_EQ(csan::read_file(tagging_vocabulary_path(o.destdir, "words")), first);
   o.chunk_length = 30;
-  EXPECT_NE(error_of(o).find("was built with different settings (chunk_length: 60 there, 30 now)"),
-            std::string::npos)
+  EXPECT_NE(error_of(o).find("was built with different settings (chunk_length: 60 there, 30 now)"), std::string::npos)
       << error_of(o);
   // Translation data is not tagging data.
   const fs::path translation = work_dir() / "translation";
@@ -138,11 +138,53 @@ TEST(TaggingPreprocess, RerunsRebuildAndOtherSettingsAreRefused) {
   }
 }
 
+// preprocess.json as written (the layout of every csan record), and a damaged one read
+// back: each problem is one error naming the file and the place or the field.
+TEST(TaggingPreprocess, SettingsRecordAndItsDamage) {
+  auto o = options("record");
+  o.protocol = VocabProtocol::kConvatt;
+  preprocess_tagging(o);
+  const std::string path = o.destdir + "/preprocess.json";
+  const std::string record = csan::read_file(path);
+  EXPECT_EQ(record, "{\n  \"format\": 1,\n  \"task\": \"tagging\",\n  \"trainpref\": \"" + o.trainpref +
+                        "\",\n  \"validpref\": \"" + o.validpref + "\",\n  \"testpref\": \"" + o.testpref +
+                        "\",\n  \"word_threshold\": 2,\n  \"char_threshold\": 1,\n  \"tag_column\": \"upos\",\n"
+                        "  \"vocab_protocol\": \"convatt\",\n  \"chunk_length\": 60,\n  \"word_chars\": 20,\n"
+                        "  \"pad_word_spelling\": \"<PAD>\"\n}\n");
+  auto damaged = [&](const std::string& from, const std::string& to) {
+    std::string text = record;
+    const size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    csan::write_file_atomically(path, text.replace(at, from.size(), to));
+    try {
+      read_tagging_data_info(o.destdir);
+    } catch (const csan::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(damaged("\"<PAD>\"\n}", "\"<PAD>\"\n"),
+            path +
+                ": malformed JSON at line 15, column 1: syntax error while parsing object - unexpected end of "
+                "input; expected '}'");
+  EXPECT_EQ(damaged("\"chunk_length\": 60", "\"chunk_length\": \"60\""),
+            path + ": chunk_length is not an integer (got \"60\")");
+  EXPECT_EQ(damaged("\"chunk_length\": 60", "\"chunk_length\": 0"),
+            path + ": chunk_length is not a positive integer (0)");
+  EXPECT_EQ(damaged("\"tag_column\": \"upos\"", "\"tag_column\": 3"), path + ": tag_column is not a string (got 3)");
+  EXPECT_EQ(damaged("  \"word_chars\": 20,\n", ""), path + ": no word_chars");
+  EXPECT_EQ(damaged("\"task\": \"tagging\"", "\"task\": \"translation\""),
+            path + ": not tagging data (written by csan-preprocess without --task tagging)");
+  EXPECT_EQ(damaged("{", "["), path +
+                                   ": malformed JSON at line 2, column 11: syntax error while parsing array - "
+                                   "unexpected ':'; expected ']'");
+}
+
 TEST(TaggingPreprocess, BadInputAndOptionsAreErrorsThatLeaveNothingBehind) {
   auto o = options("bad");
   o.trainpref = write("malformed", word(1, "a", "X") + "2\tb\tX\n");
-  EXPECT_EQ(error_of(o), (work_dir() / "malformed.conllu").string() +
-                             ":2: 3 tab-separated columns; a CoNLL-U word line has 10");
+  EXPECT_EQ(error_of(o),
+            (work_dir() / "malformed.conllu").string() + ":2: 3 tab-separated columns; a CoNLL-U word line has 10");
   EXPECT_FALSE(fs::exists(o.destdir));
   o = options("bad");
   o.validpref = (work_dir() / "missing").string();

@@ -62,11 +62,12 @@ TEST(GpuDecoding, HalfWidthProjectionsStayCloseToFp32) {
   prefix.select(1, 0).fill_(kEos);
   const auto tokens = batch.tokens.to(kGpu), lengths = batch.lengths.to(kGpu);
   const auto full = torch::log_softmax(reference->forward(tokens, lengths, prefix.to(kGpu)), -1);
-  for (const auto& [precision, bound, at_least] :
-       std::vector<std::tuple<std::string, double, int>>{{"fp16", 0.02, 13}, {"bf16", 0.1, 10}}) {
+  for (const auto& [kind, bound, at_least] : std::vector<std::tuple<nn::Precision, double, int>>{
+           {nn::Precision::fp16, 0.02, 13}, {nn::Precision::bf16, 0.1, 10}}) {
+    const std::string precision = nn::precision_name(kind);
     auto model = tiny_model(21);
     model->to(kGpu);
-    const auto report = convert_for_inference(*model, InferencePrecision{precision, {}}, kEos);
+    const auto report = convert_for_inference(*model, InferencePrecision{kind, {}});
     EXPECT_EQ(report.converted.size(), 2u * 4 + 2u * 6 + 1) << precision;
     const auto low = torch::log_softmax(model->forward(tokens, lengths, prefix.to(kGpu)), -1);
     EXPECT_LT((full - low).abs().max().item<double>(), bound) << precision;
@@ -86,23 +87,21 @@ TEST(GpuDecoding, Int8AndFp16NameTheDeviceTheyNeed) {
   auto model = tiny_model(21);
   if (torch::cuda::is_available()) {
     EXPECT_NE(csan::testing::error_of([&] {
-                convert_for_inference(*model, InferencePrecision{"fp16", {}}, kEos);
+                convert_for_inference(*model, InferencePrecision{nn::Precision::fp16, {}});
               }).find("fp16 needs a CUDA device; this model is on the CPU"),
               std::string::npos);
     model->to(kGpu);
     EXPECT_NE(csan::testing::error_of([&] {
-                convert_for_inference(*model, InferencePrecision{"int8", {}}, kEos);
+                convert_for_inference(*model, InferencePrecision{nn::Precision::int8, {}});
               }).find("int8 runs on the CPU; add --cpu"),
               std::string::npos);
   } else {
     EXPECT_NE(csan::testing::error_of([&] {
-                validate(InferencePrecision{"fp16", {}});
+                validate(InferencePrecision{nn::Precision::fp16, {}});
               }).find("needs a CUDA device"),
               std::string::npos);
   }
-  EXPECT_NE(csan::testing::error_of([&] {
-              validate(InferencePrecision{"amp", {}});
-            }).find("amp is for training"),
+  EXPECT_NE(csan::testing::error_of([&] { nn::parse_precision("amp", "--precision"); }).find("amp is for training"),
             std::string::npos);
 }
 

@@ -120,10 +120,11 @@ TEST(Shortlist, ShortlistedScoresEqualTheFullScoresAtTheKeptIdsInEachPrecision) 
   const auto batch = random_sources(4, 9);
   const auto kept = torch::tensor(std::vector<int64_t>{0, 1, 2, 3, 6, 7, 11, 15, 23});
   for (const std::string arch : {"transformer_tiny", "ccn_tiny"})
-    for (const std::string precision : {"fp32", "bf16", "int8"}) {
+    for (const nn::Precision p : {nn::Precision::fp32, nn::Precision::bf16, nn::Precision::int8}) {
       SCOPED_TRACE(arch);
+      const std::string precision = nn::precision_name(p);
       auto model = tiny_model(21, 3.0, arch);
-      convert_for_inference(*model, InferencePrecision{precision, {}}, kEos);
+      convert_for_inference(*model, InferencePrecision{p, {}});
       EnsembleDecoder full({model}), shortlisted({model}), stepped({model});
       shortlisted.set_output_vocabulary(kept, kVocab);
       stepped.set_output_vocabulary(kept, kVocab);
@@ -153,6 +154,26 @@ TEST(Shortlist, ShortlistedScoresEqualTheFullScoresAtTheKeptIdsInEachPrecision) 
         prefix = torch::cat({prefix, next.unsqueeze(1)}, 1);
       }
     }
+}
+
+// The shortlist reaches the decoder as an argument, in each search's incremental state:
+// a decode whose state carries one scores its ids only, while the same model's decode with
+// another state (another search, on the same thread) scores the whole vocabulary.
+TEST(Shortlist, TheDecoderScoresTheShortlistItsStateCarries) {
+  torch::NoGradGuard no_grad;
+  const auto batch = random_sources(2, 5);
+  const auto kept = torch::tensor(std::vector<int64_t>{0, 2, 5, 9});
+  auto model = tiny_model(21);
+  const auto encoder_out = model->encode_tokens(batch.tokens, batch.lengths);
+  const auto prefix = torch::full({2, 1}, kEos, torch::kLong);
+  nn::IncrementalState shortlisted, whole;
+  shortlisted.set_output_vocabulary(std::make_shared<nn::OutputVocabulary>(kept));
+  const auto a = model->decode(prefix, encoder_out, &shortlisted);
+  const auto b = model->decode(prefix, encoder_out, &whole);
+  ASSERT_EQ(a.size(-1), kept.size(0));
+  ASSERT_EQ(b.size(-1), kVocab);
+  EXPECT_TRUE(torch::allclose(a, b.index_select(-1, kept), 1e-5, 1e-5));
+  EXPECT_EQ(model->decode(prefix, encoder_out).size(-1), kVocab);
 }
 
 // The search over a shortlist's columns (compact) finds what the search over the whole

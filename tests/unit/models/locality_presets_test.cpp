@@ -1,8 +1,8 @@
 // The locality presets of CSAN's Table 1 (toolkit/models/locality_arch.cpp) and their
 // recipes: the parameters each method adds to transformer_base, as csan-train counts
 // them, against the paper's "Parameter" column. Four methods match it to the first
-// decimal; NEIGHBOR, BLOCK and CNNs differ, for the reasons the README gives under
-// "Locality baselines" (Sperber et al.'s Gaussian has one width per head; the first
+// decimal; NEIGHBOR, BLOCK and CNNs differ, for the reasons docs/architectures.md gives under
+// "Where the parameters differ from Table 1" (Sperber et al.'s Gaussian has one width per head; the first
 // author's BLOCK code in every encoder layer; QANet's depthwise-separable convolutions).
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>

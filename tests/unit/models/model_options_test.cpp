@@ -107,7 +107,7 @@ TEST(ModelOptions, SharedPresetsComeFromOnePlace) {
 }
 
 // Each file that registers archs, attention entries or tasks is linked into every
-// binary by its anchor (third_party/cmake/CsanComponents.cmake): every name a
+// binary by its anchor (cmake/CsanComponents.cmake): every name a
 // Registrar in such a file registers is in its registry. A file added without its
 // anchor fails to link; a registrar whose name is not registered fails here, naming it.
 TEST(Registration, EveryRegisteringFileIsLinked) {

@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "tests/support/max_difference.h"
+#include "tests/support/window_mask.h"
 #include "toolkit/core/error.h"
 #include "toolkit/nn/csan_entry.h"
 #include "toolkit/nn/multihead_attention.h"
@@ -22,6 +23,7 @@ namespace {
 using namespace csan;
 using namespace csan::nn;
 using csan::testing::max_difference;
+using csan::testing::WindowMask;
 
 constexpr int64_t kChainDim = 16, kChainHeads = 4, kChainHeadDim = kChainDim / kChainHeads;
 
@@ -287,18 +289,6 @@ TEST(AttentionChain, CrossAttentionOverSharedKeysWithBiasEqualsGeneralPath) {
 // the 2-D area of 3 positions.
 TEST(AttentionChain, CsanWindowsComposeWithBiases) {
   torch::NoGradGuard no_grad;
-  class WindowMask : public AttentionEntry {
-   public:
-    explicit WindowMask(int64_t half) : half_(half) {}
-    unsigned uses() const override { return kBias; }
-    torch::Tensor bias(const AttentionInputs& in) override {
-      auto far = (in.key_positions().unsqueeze(0) - in.query_positions().unsqueeze(1)).abs().gt(half_);
-      return torch::zeros({1, 1, in.query_length, in.key_length}).masked_fill(far, -INFINITY);
-    }
-
-   private:
-    int64_t half_;
-  };
   auto x = torch::randn({2, 12, kChainDim});
   {
     auto matrix = std::make_shared<LearnedMatrix>();

@@ -5,8 +5,8 @@
 #include <torch/torch.h>
 
 #include "tests/support/cpuinfo_flags.h"
-#include "toolkit/nn/converted_weights.h"
-#include "toolkit/nn/linear.h"
+#include "toolkit/nn/half_float_projection.h"
+#include "toolkit/nn/projection_kind.h"
 
 namespace {
 
@@ -39,14 +39,25 @@ TEST(Bf16Emulation, EqualsLibTorchsBf16ProductUpToTheLastBit) {
                               at::linear(x.to(torch::kBFloat16), w, {}).to(torch::kFloat), 1.0 / 64, 1e-3));
 }
 
-TEST(Bf16Emulation, ConvertedLinearTakesItOnSuchACpu) {
-  if (!nn::bf16_products_emulated()) GTEST_SKIP() << "this CPU multiplies bf16 with oneDNN";
+// An emulated bf16 kernel multiplies (whole, row ranges, shortlist rows) as
+// bf16_linear_in_fp32 does, on any CPU; the bf16 kind builds one exactly where the CPU
+// lacks AVX-512.
+TEST(Bf16Emulation, TheEmulatedKernelMultipliesAsTheEmulationAndTheKindTakesItOnSuchACpu) {
   torch::NoGradGuard no_grad;
   torch::manual_seed(8);
-  auto w = torch::randn({16, 32});
+  const auto w = torch::randn({16, 32});
   const auto b = torch::randn({16}), x = torch::randn({5, 32});
-  nn::convert_weight(w, nn::WeightPrecision::Bf16);
-  EXPECT_TRUE(torch::equal(nn::linear(x, w, b), nn::bf16_linear_in_fp32(x, w, b)));
+  const auto bf16 = w.to(torch::kBFloat16);
+  const auto emulated = nn::half_float_kernel(w, torch::kBFloat16, /*emulated=*/true);
+  EXPECT_TRUE(torch::equal(emulated->multiply(x, b), nn::bf16_linear_in_fp32(x, bf16, b)));
+  EXPECT_TRUE(torch::equal(emulated->multiply(x, b.narrow(0, 4, 8), 4, 8),
+                           nn::bf16_linear_in_fp32(x, bf16.narrow(0, 4, 8), b.narrow(0, 4, 8))));
+  const auto rows = torch::tensor(std::vector<int64_t>{1, 7, 15});
+  EXPECT_TRUE(torch::equal(emulated->select_rows(rows)->multiply(x),
+                           nn::bf16_linear_in_fp32(x, bf16.index_select(0, rows), {})));
+  const auto chosen = nn::projection_kind(nn::Precision::bf16).convert(w);
+  const auto native = nn::half_float_kernel(w, torch::kBFloat16, /*emulated=*/false);
+  EXPECT_TRUE(torch::equal(chosen->multiply(x, b), (nn::bf16_products_emulated() ? emulated : native)->multiply(x, b)));
 }
 
 }  // namespace

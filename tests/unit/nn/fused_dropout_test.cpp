@@ -1,10 +1,12 @@
-#include <gtest/gtest.h>
+#include "toolkit/nn/fused_dropout.h"
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
+#include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "toolkit/nn/fused_dropout.h"
+#include "toolkit/core/splitmix64.h"
 
 namespace {
 
@@ -84,6 +86,26 @@ TEST(FusedDropout, NonContiguousInputAndBadProbability) {
   EXPECT_TRUE(torch::allclose(y.masked_select(kept), x.masked_select(kept) * 2.0, 1e-6, 1e-6));
   EXPECT_THROW(fused_dropout(x, 1.0), std::exception);
   EXPECT_THROW(fused_dropout(x, -0.1), std::exception);
+}
+
+// The mask is core::SplitMix64's stream seeded by one draw of torch's generator: each
+// number gives four 16-bit draws, and an element is kept when its draw reaches p * 2^16.
+// Pins every mask (and so every trained model) to the shared generator.
+TEST(FusedDropout, MaskIsTheSplitMix64StreamOfTorchsSeed) {
+  const int64_t n = 1001;
+  const double p = 0.3;
+  auto x = torch::rand({n}) + 0.5;
+  torch::manual_seed(12);
+  const uint64_t seed = at::detail::getDefaultCPUGenerator().get<at::CPUGeneratorImpl>()->random64();
+  torch::manual_seed(12);
+  const auto kept = fused_dropout(x, p).ne(0);
+  const auto threshold = static_cast<uint64_t>(std::lround(p * 65536.0));
+  csan::core::SplitMix64 stream(seed - csan::core::kSplitMix64Increment);
+  uint64_t bits = 0;
+  for (int64_t i = 0; i < n; ++i, bits >>= 16) {
+    if (i % 4 == 0) bits = stream.next();
+    ASSERT_EQ(kept[i].item<bool>(), (bits & 0xffff) >= threshold) << "element " << i;
+  }
 }
 
 }  // namespace

@@ -111,6 +111,27 @@ TEST(Int8GemmKernel, KeepsLeadingDimensionsAndEmptyInputsAndIsTheSameOnOneThread
   EXPECT_THROW(nn::int8_gemm(torch::randn({2, 32}), packed), c10::Error);
 }
 
+// A row range of the pack (a fused q|k|v weight's q, k or v, one pack for all three) is
+// the same columns of the whole product to the last bit, with its part of the bias:
+// ranges on panel (64-row) and vector (16-row) boundaries and inside them, one row, all rows.
+TEST(Int8GemmKernel, ARowRangeEqualsTheSameColumnsOfTheWholeProduct) {
+  if (!nn::int8_gemm_available()) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
+  const auto w = random_weight(200, 37);
+  const nn::PackedInt8Weight packed(w.values, w.scales);
+  const auto x = torch::randn({2, 13, 37}), bias = torch::randn({200});
+  for (const auto& b : {bias, torch::Tensor()}) {
+    const auto whole = nn::int8_gemm(x, packed, b);
+    for (const auto& [first, count] : std::vector<std::pair<int64_t, int64_t>>{
+             {0, 64}, {64, 128}, {128, 72}, {16, 32}, {5, 11}, {3, 150}, {70, 1}, {199, 1}, {0, 200}, {50, 0}}) {
+      const auto part = nn::int8_gemm(x, packed, first, count, b.defined() ? b.narrow(0, first, count) : b);
+      ASSERT_EQ(part.sizes(), (std::vector<int64_t>{2, 13, count}));
+      EXPECT_TRUE(torch::equal(part, whole.narrow(-1, first, count)))
+          << "rows [" << first << ", " << first + count << ") bias " << b.defined();
+    }
+  }
+  EXPECT_THROW(nn::int8_gemm(x, packed, 190, 11), c10::Error);
+}
+
 // Every row read back from the packed layout is the row that was packed: 130 rows (three
 // panels, the last one partial) of 37 inputs (a partial group of 4).
 TEST(Int8Gemm, PackedRowsReadBackAsTheValuesGiven) {

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "tests/support/max_difference.h"
+#include "tests/support/window_mask.h"
 #include "toolkit/core/error.h"
 #include "toolkit/nn/bi_direct_entry.h"
 #include "toolkit/nn/block_entry.h"
@@ -31,6 +32,7 @@ namespace {
 using namespace csan;
 using namespace csan::nn;
 using csan::testing::max_difference;
+using csan::testing::WindowMask;
 namespace F = torch::nn::functional;
 
 constexpr int64_t kDim = 16, kHeads = 4, kHeadDim = kDim / kHeads;
@@ -470,20 +472,6 @@ TEST(LocalityEntries, BiasMethodsKeepTheFusedKernel) {
     EXPECT_LT(max_difference(g_fast, g_general), 1e-4) << name;
   }
 }
-
-// Hides keys more than `half` positions from the query, as a bias.
-class WindowMask : public AttentionEntry {
- public:
-  explicit WindowMask(int64_t half) : half_(half) {}
-  unsigned uses() const override { return kBias; }
-  torch::Tensor bias(const AttentionInputs& in) override {
-    auto far = (in.key_positions().unsqueeze(0) - in.query_positions().unsqueeze(1)).abs().gt(half_);
-    return torch::zeros({1, 1, in.query_length, in.key_length}).masked_fill(far, -INFINITY);
-  }
-
- private:
-  int64_t half_;
-};
 
 // CSAN computes its window itself and adds the other entries' biases (BLOCK also adds
 // its output term): [csan 1-D window 5, method] equals the method with the window as a

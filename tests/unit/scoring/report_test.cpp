@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <nlohmann/json.hpp>
+
 #include "toolkit/core/error.h"
 #include "toolkit/scoring/report_format.h"
 #include "toolkit/scoring/report_table.h"
@@ -50,6 +53,17 @@ TEST(PythonFormat, JsonStringsEscapeLikeTheJsonModule) {
   EXPECT_EQ(code_points("μ ± x"), 5u);
 }
 
+// Why sacreBLEU's numbers keep csan's own formatter while its strings go through
+// nlohmann: nlohmann writes 1e15 as "1e+15" (Python: "1000000000000000.0") and NaN as
+// null (Python: NaN), so its output would not be sacreBLEU's to the character.
+TEST(PythonFormat, NlohmannNumbersAreNotPythons) {
+  EXPECT_EQ(nlohmann::json(1e15).dump(), "1e+15");
+  EXPECT_EQ(python_repr(1e15), "1000000000000000.0");
+  EXPECT_EQ(nlohmann::json(std::nan("")).dump(), "null");
+  EXPECT_EQ(json_number(std::nan("")), "NaN");
+  EXPECT_EQ(json_number(-INFINITY), "-Infinity");
+}
+
 class FakeBleu : public Metric {
  public:
   std::string name() const override { return "BLEU"; }
@@ -72,9 +86,11 @@ TEST(Signature, CommonFieldsWrapTheMetricsOwn) {
   CommonSignature bootstrap{"2", std::string("1000"), std::nullopt, std::string("12345")};
   EXPECT_EQ(format_signature(make_signature(bleu, bootstrap), false),
             "nrefs:2|bs:1000|seed:12345|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0");
-  EXPECT_EQ(format_signature(make_signature(bleu, bootstrap), true), "#:2|bs:1000|rs:12345|c:mixed|e:no|tok:13a|s:exp|v:2.6.0");
+  EXPECT_EQ(format_signature(make_signature(bleu, bootstrap), true),
+            "#:2|bs:1000|rs:12345|c:mixed|e:no|tok:13a|s:exp|v:2.6.0");
   CommonSignature randomization{"1", std::nullopt, std::string("10000"), std::string("none")};
-  EXPECT_EQ(format_signature(make_signature(bleu, randomization), true), "#:1|ar:10000|rs:none|c:mixed|e:no|tok:13a|s:exp|v:2.6.0");
+  EXPECT_EQ(format_signature(make_signature(bleu, randomization), true),
+            "#:1|ar:10000|rs:none|c:mixed|e:no|tok:13a|s:exp|v:2.6.0");
 }
 
 TEST(ScoreFormat, TextScoreOnlyAndJson) {
@@ -99,8 +115,8 @@ TEST(SingleSystemOutput, AlignsTextLinesOnTheFirstEquals) {
 }
 
 TEST(Tabulate, FancyGridCentresAndPadsMultilineCells) {
-  const std::string table = tabulate({"System", "BLEU"}, {{"a", "85.6"}, {"long_name", "84.2\n(p = 0.0939)"}},
-                                     "fancy_grid", 1);
+  const std::string table =
+      tabulate({"System", "BLEU"}, {{"a", "85.6"}, {"long_name", "84.2\n(p = 0.0939)"}}, "fancy_grid", 1);
   EXPECT_EQ(table,
             "╒═══════════╤══════════════╕\n"
             "│    System │     BLEU     │\n"

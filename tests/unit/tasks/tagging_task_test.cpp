@@ -19,9 +19,9 @@
 #include "toolkit/core/remove_tree.h"
 #include "toolkit/data/conllu.h"
 #include "toolkit/data/tagging_preprocess.h"
+#include "toolkit/loading/model_loader.h"
 #include "toolkit/models/tagging_model.h"
 #include "toolkit/tasks/generate.h"
-#include "toolkit/tasks/model_loader.h"
 #include "toolkit/tasks/recipe.h"
 #include "toolkit/tasks/tagging_batch.h"
 #include "toolkit/tasks/task_registry.h"
@@ -171,7 +171,7 @@ TEST(TaggingTask, TrainsWithEarlyStoppingThenTagsConllu) {
   EXPECT_LT(accuracy.size(), 30u) << "patience 2 on accuracy ends the run before max_epoch";
   EXPECT_GT(*std::max_element(accuracy.begin(), accuracy.end()), 85.0) << "the toy grammar is learnable";
 
-  generation::GenerateOptions options;
+  tasks::GenerateOptions options;
   options.paths = {save_dir + "/checkpoint_best.pt"};
   options.input = (work_dir() / "test.conllu").string();
   std::ostringstream out, log;

@@ -14,8 +14,8 @@
 #include "tests/support/model_fixtures.h"
 #include "toolkit/core/error.h"
 #include "toolkit/core/remove_tree.h"
+#include "toolkit/loading/model_loader.h"
 #include "toolkit/tasks/generate.h"
-#include "toolkit/tasks/model_loader.h"
 #include "toolkit/tasks/recipe.h"
 #include "toolkit/training/recipe_compat.h"
 #include "toolkit/training/train_loop.h"
@@ -72,12 +72,12 @@ TEST_F(TaskLayer, ATaggingTaskTrainsEndToEndWithEarlyStoppingOnAccuracy) {
   // The best checkpoint loads through the one loader as a tagging model, and
   // csan-generate's dispatch reaches the task's own generation.
   checkpoint::CheckpointReader reader(save_dir + "/checkpoint_best.pt");
-  auto loaded = tasks::load_model(reader);
+  auto loaded = loading::load_model(reader, tasks::describe_model);
   EXPECT_EQ(loaded.meta.task, "toy_tagging");
   EXPECT_EQ(loaded.model->family(), models::kTagging);
   // The loader keeps no archive (the optimizer state) behind the model it returns.
   EXPECT_NE(error_of([&] { reader.section("optimizer"); }).find("released"), std::string::npos);
-  generation::GenerateOptions options;
+  tasks::GenerateOptions options;
   options.paths = {save_dir + "/checkpoint_best.pt"};
   options.input = "4 5 6 7\n9 10\n";  // the toy generation reads ids from the option text
   std::ostringstream out, log;
@@ -127,13 +127,15 @@ TEST_F(TaskLayer, ACheckpointOfAnotherTaskIsRefused) {
   writer.set_meta(meta);
   writer.set_progress({});
   writer.write(dir + "/parsing.pt");
-  generation::GenerateOptions options;
+  tasks::GenerateOptions options;
   options.paths = {dir + "/parsing.pt"};
   options.input = "-";
   std::ostringstream out, log;
   const auto generate = error_of([&] { tasks::run_generate(options, out, log); });
   EXPECT_NE(generate.find(dir + "/parsing.pt: written by task 'parsing'"), std::string::npos) << generate;
-  EXPECT_NE(error_of([&] { tasks::load_model(dir + "/parsing.pt"); }).find("written by task 'parsing'"),
+  EXPECT_NE(error_of([&] {
+              loading::load_model(dir + "/parsing.pt", tasks::describe_model);
+            }).find("written by task 'parsing'"),
             std::string::npos);
 }
 

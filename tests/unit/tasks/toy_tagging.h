@@ -5,16 +5,18 @@
 // in memory: the label of a word is its id modulo task.toy_labels.
 #pragma once
 
+#include <boost/program_options.hpp>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "toolkit/core/error.h"
+#include "toolkit/loading/model_loader.h"
 #include "toolkit/models/model_registry.h"
 #include "toolkit/models/tagging_model.h"
 #include "toolkit/nn/multihead_attention.h"
-#include "toolkit/tasks/model_loader.h"
+#include "toolkit/tasks/recipe.h"
 #include "toolkit/tasks/task_registry.h"
 #include "toolkit/training/task.h"
 
@@ -188,9 +190,9 @@ class ToyTagger : public models::TaggingModel {
 
 // csan-generate on a toy checkpoint: the predicted label of each word of --input (one
 // sentence of word ids per line), space-separated.
-inline void toy_generate(const generation::GenerateOptions& options, checkpoint::CheckpointReader& first,
-                         std::ostream& out, std::ostream&) {
-  auto loaded = load_model(first);
+inline void toy_generate(const GenerateOptions& options, checkpoint::CheckpointReader& first, std::ostream& out,
+                         std::ostream&) {
+  auto loaded = loading::load_model(first, describe_model);
   auto& tagger = models::as_family<models::TaggingModel>(*loaded.model, "toy generation", models::kTagging);
   std::istringstream lines(options.input);
   for (std::string line; std::getline(lines, line);) {
@@ -218,6 +220,12 @@ inline void register_toy_tagging() {
                                 },
                                 [](const checkpoint::CheckpointMeta& meta, const std::string&) {
                                   return toy_context(std::stoll(meta.get("labels")));
+                                },
+                                [](GenerateOptions& o) {
+                                  namespace po = boost::program_options;
+                                  auto section = std::make_unique<po::options_description>("Toy tagging checkpoints");
+                                  section->add_options()("input", po::value(&o.input), "sentences of word ids");
+                                  return section;
                                 },
                                 toy_generate});
     models::arch_registry().add(

@@ -225,7 +225,7 @@ TEST(ToyGrammar, RejectsSentencesOutsideTheGrammar) {
 // perfect model exists. Checked on raw draws (no deduplication hides collisions).
 TEST(ToyGrammar, TargetIsAFunctionOfTheSourceSentence) {
   const ToyLexicon lex = ToyLexicon::generate(5);
-  ToyRandom random(11);
+  csan::core::SplitMix64 random(11);
   std::unordered_map<std::string, std::string> target_of;
   size_t repeats = 0;
   for (int i = 0; i < 50000; ++i) {

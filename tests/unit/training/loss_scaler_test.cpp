@@ -117,14 +117,10 @@ TEST(DynamicLossScaler, SaveLoadRoundTripContinuesIdentically) {
   original.check_overflow(kInf);  // 1/3 >= 0.3: halves
   original.update();
 
-  torch::serialize::OutputArchive out;
+  checkpoint::SectionWriter out;
   original.save(out);
-  std::stringstream bytes;
-  out.save_to(bytes);
-  torch::serialize::InputArchive in;
-  in.load_from(bytes);
   DynamicLossScaler restored(options(7, 4));
-  ASSERT_TRUE(restored.load(in));
+  ASSERT_TRUE(restored.load(checkpoint::SectionReader::of(out, "test")));
   EXPECT_EQ(restored.loss_scale(), original.loss_scale());
 
   // Same future: the doubling happens on the same update for both.
@@ -154,15 +150,11 @@ TEST(DynamicLossScaler, SaveLoadRoundTripContinuesIdentically) {
   EXPECT_NE(fresh.loss_scale(), replay.loss_scale());
 }
 
-TEST(DynamicLossScaler, LoadFromAnArchiveWithoutScalerStateKeepsTheState) {
-  torch::serialize::OutputArchive out;
+TEST(DynamicLossScaler, LoadFromASectionWithoutScalerStateKeepsTheState) {
+  checkpoint::SectionWriter out;
   out.write("unrelated", torch::ones({1}));
-  std::stringstream bytes;
-  out.save_to(bytes);
-  torch::serialize::InputArchive in;
-  in.load_from(bytes);
   DynamicLossScaler scaler(options(128, 10));
-  EXPECT_FALSE(scaler.load(in));
+  EXPECT_FALSE(scaler.load(checkpoint::SectionReader::of(out, "test")));
   EXPECT_EQ(scaler.loss_scale(), 128);
 }
 

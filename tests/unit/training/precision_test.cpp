@@ -265,13 +265,19 @@ TEST(AutocastGuard, RunsMatrixProductsInBf16AndRestoresTheState) {
   EXPECT_FALSE(at::autocast::is_cpu_enabled());
 }
 
-TEST(AutocastGuard, InferencePrecisionNames) {
-  EXPECT_FALSE(inference_autocast("fp32", torch::kCPU).enabled);
-  const auto bf16 = inference_autocast("bf16", torch::kCPU);
-  EXPECT_TRUE(bf16.enabled);
-  EXPECT_EQ(bf16.dtype, torch::kBFloat16);
-  EXPECT_THROW(inference_autocast("fp16", torch::kCPU), Error);
-  EXPECT_THROW(inference_autocast("fp8", torch::kCPU), Error);
+// common.precision parses once into the enum: every name back to its value, and an
+// unknown one is an error naming the key and the known names.
+TEST(PrecisionFactory, TrainingPrecisionsParseFromTheirOwnNames) {
+  for (const TrainingPrecision p : kTrainingPrecisions)
+    EXPECT_EQ(parse_training_precision(training_precision_name(p)), p) << training_precision_name(p);
+  try {
+    parse_training_precision("fp8");
+    FAIL() << "fp8 is no training precision";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("common.precision"), std::string::npos) << what;
+    EXPECT_NE(what.find("unknown precision 'fp8' (fp32, fp16, bf16, amp)"), std::string::npos) << what;
+  }
 }
 
 // bf16 autocast keeps fp32 weights and learns like fp32 from the same start and batches.
@@ -354,13 +360,14 @@ TEST(PrecisionSpeedWarning, Bf16WarnsExactlyWhenTheCpuLacksNativeBf16) {
 TEST(PrecisionSpeedWarning, HintsBf16ForFp32OnlyWhereBf16IsNative) {
   using csan::training::precision_speed_warning;
   const torch::Device cpu(torch::kCPU);
-  const std::string hint = precision_speed_warning("fp32", cpu, true);
+  using csan::training::TrainingPrecision;
+  const std::string hint = precision_speed_warning(TrainingPrecision::fp32, cpu, true);
   EXPECT_EQ(hint.rfind("hint: ", 0), 0u) << hint;
   EXPECT_NE(hint.find("--precision bf16"), std::string::npos) << hint;
   EXPECT_EQ(hint.find('\n'), std::string::npos) << hint;
-  EXPECT_TRUE(precision_speed_warning("fp32", cpu, false).empty());
-  EXPECT_EQ(precision_speed_warning("bf16", cpu, false).rfind("warning: ", 0), 0u);
-  EXPECT_TRUE(precision_speed_warning("bf16", cpu, true).empty());
-  EXPECT_TRUE(precision_speed_warning("fp16", cpu, true).empty());
-  EXPECT_TRUE(precision_speed_warning("fp32", torch::Device(torch::kCUDA, 0), true).empty());
+  EXPECT_TRUE(precision_speed_warning(TrainingPrecision::fp32, cpu, false).empty());
+  EXPECT_EQ(precision_speed_warning(TrainingPrecision::bf16, cpu, false).rfind("warning: ", 0), 0u);
+  EXPECT_TRUE(precision_speed_warning(TrainingPrecision::bf16, cpu, true).empty());
+  EXPECT_TRUE(precision_speed_warning(TrainingPrecision::fp16, cpu, true).empty());
+  EXPECT_TRUE(precision_speed_warning(TrainingPrecision::fp32, torch::Device(torch::kCUDA, 0), true).empty());
 }

@@ -17,7 +17,8 @@
 #include "tests/support/text_files.h"
 #include "toolkit/checkpoint/checkpoint.h"
 #include "toolkit/core/remove_tree.h"
-#include "toolkit/tasks/model_loader.h"
+#include "toolkit/loading/model_loader.h"
+#include "toolkit/tasks/recipe.h"
 
 namespace fs = std::filesystem;
 using csan::testing::slurp;
@@ -104,7 +105,7 @@ std::string Resume::root_;
 
 // The named parameters and buffers of the model in a checkpoint.
 std::map<std::string, torch::Tensor> weights(const std::string& checkpoint) {
-  auto loaded = tasks::load_model(checkpoint);
+  auto loaded = loading::load_model(checkpoint, tasks::describe_model);
   std::map<std::string, torch::Tensor> out;
   for (const auto& p : loaded.model->named_parameters()) out[p.key()] = p.value().detach().clone();
   return out;
@@ -126,6 +127,8 @@ TEST_F(Resume, StoppedByMaxUpdateAndResumedEndsBitIdentical) {
   // 13: mid-epoch, between interval checkpoints (4) and validations (7).
   ASSERT_EQ(run(train_command(split, 13), root_ + "/split1.log"), 0) << slurp(root_ + "/split1.log");
   EXPECT_EQ(CheckpointReader(split + "/checkpoint_last.pt").progress().num_updates, 13);
+  // The run resumes from what csan-train writes: format 3 (safetensors, state by name).
+  EXPECT_EQ(CheckpointReader(split + "/checkpoint_last.pt").format_version(), 3);
   ASSERT_EQ(run(train_command(split, 30), root_ + "/split2.log"), 0) << slurp(root_ + "/split2.log");
   EXPECT_NE(slurp(root_ + "/split2.log").find("resumed from"), std::string::npos);
   EXPECT_EQ(CheckpointReader(split + "/checkpoint_last.pt").progress().num_updates, 30);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "toolkit/checkpoint/optimizer_state.h"
 #include "toolkit/core/config.h"
 #include "toolkit/training/optimizer.h"
 
@@ -55,13 +56,11 @@ TEST(RmsProp, StateSurvivesSaveAndLoad) {
     torch::NoGradGuard no_grad;
     b.copy_(a);
   }
-  std::stringstream stream;
-  torch::serialize::OutputArchive out;
-  opt_a->save(out);
-  out.save_to(stream);
-  torch::serialize::InputArchive in;
-  in.load_from(stream);
-  opt_b->load(in);
+  // As a format 3 checkpoint keeps it: by parameter name.
+  const checkpoint::SavedOptimizer saved = checkpoint::save_optimizer(*opt_a, {"p"});
+  checkpoint::SectionWriter state;
+  for (const auto& [key, value] : saved.state) state.write(key, value);
+  checkpoint::load_optimizer(*opt_b, {"p"}, saved.json, checkpoint::SectionReader::of(state, "test"), "test");
   for (auto* opt_p : {&a, &b}) opt_p->mutable_grad() = torch::tensor({0.2, 0.4}, torch::kDouble);
   opt_a->step(), opt_b->step();
   EXPECT_TRUE(torch::equal(a, b));
