@@ -135,6 +135,7 @@ generation::LoadedEnsemble load_translation_ensemble(const std::vector<std::stri
       ensemble.src_dict = text::Dictionary::parse(first_meta.get("src_dict"), paths[0] + " (source dictionary)");
       ensemble.tgt_dict = text::Dictionary::parse(first_meta.get("tgt_dict"), paths[0] + " (target dictionary)");
       ensemble.spm_model = first_meta.get("spm_model");
+      ensemble.tgt_spm_model = first_meta.get("tgt_spm_model");
     } else {
       if (loaded.meta.get("src_dict") != first_meta.get("src_dict") ||
           loaded.meta.get("tgt_dict") != first_meta.get("tgt_dict"))

@@ -70,7 +70,11 @@ Translator::Translator(const TranslatorOptions& options, std::ostream& log) {
     sentencepiece_ = std::make_unique<text::SentencePieceModel>(
         text::SentencePieceModel::from_bytes(ensemble_.spm_model, options.paths[0]));
   source_codec_ = std::make_unique<generation::TextCodec>(ensemble_.src_dict, sentencepiece_.get());
-  target_codec_ = std::make_unique<generation::TextCodec>(ensemble_.tgt_dict, sentencepiece_.get());
+  if (!ensemble_.tgt_spm_model.empty())
+    target_sentencepiece_ = std::make_unique<text::SentencePieceModel>(
+        text::SentencePieceModel::from_bytes(ensemble_.tgt_spm_model, options.paths[0]));
+  target_codec_ = std::make_unique<generation::TextCodec>(
+      ensemble_.tgt_dict, target_sentencepiece_ ? target_sentencepiece_.get() : sentencepiece_.get());
   if (!options.shortlist.empty())
     shortlist_ = std::make_unique<generation::Shortlist>(
         generation::Shortlist::load(options.shortlist, ensemble_.src_dict, ensemble_.tgt_dict));
