@@ -54,6 +54,8 @@ std::unique_ptr<po::options_description> translation_generate_options(GenerateOp
       "max-len-b", po::value<int64_t>(&s.max_len_b)->default_value(200), "see --max-len-a")(
       "min-len", po::value<int64_t>(&s.min_len)->default_value(1), "minimum output length (tokens before </s>)")(
       "unkpen", po::value<double>(&s.unkpen)->default_value(0.0), "penalty subtracted from <unk>'s log-probability")(
+      "allow-bos", po::bool_switch(&s.allow_bos),
+      "let the search generate <s>, as fairseq's SequenceGenerator does (models imported from fairseq)")(
       "no-repeat-ngram-size", po::value<int64_t>(&s.no_repeat_ngram_size)->default_value(0),
       "never repeat an n-gram of this size (0: off)")("prefix-size",
                                                       po::value<int64_t>(&s.prefix_size)->default_value(0),
