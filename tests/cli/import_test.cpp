@@ -225,6 +225,76 @@ TEST_F(ImportCli, DictionaryOfAnotherSizeIsRefused) {
   EXPECT_FALSE(fs::exists(dir_ + "/out.pt"));
 }
 
+// Variants of a fixture written with Debian's python3-torch (torch.save, fairseq's layout):
+// `edit` is Python run on `state` (the loaded checkpoint). Returns "" without python3-torch.
+std::string edited_checkpoint(const std::string& dir, const std::string& name, const std::string& edit) {
+  const std::string variant = kInterop + "/fairseq/transformer_untied_noscale";
+  const std::string folder = dir + "/" + name;
+  fs::create_directories(folder);
+  for (const char* dict : {"dict.en.txt", "dict.de.txt"}) fs::copy_file(variant + "/" + dict, folder + "/" + dict);
+  const std::string script = "import argparse, sys, torch\n"
+                             "state = torch.load(sys.argv[1])\n" +
+                             edit + "\ntorch.save(state, sys.argv[2])\n";
+  const RunResult r = run({"/usr/bin/python3", "-c", script, variant + "/checkpoint.pt", folder + "/checkpoint.pt"});
+  if (r.exit_code != 0) return "";
+  return folder + "/checkpoint.pt";
+}
+
+TEST_F(ImportCli, UnsupportedCheckpointsAreOneLineErrorsNamingTheField) {
+  struct Case {
+    std::string name, edit, message;
+  };
+  const std::vector<Case> cases = {
+      {"bart", "state['cfg']['model'].arch = 'bart_base'; state['cfg']['model']._name = 'bart_base'",
+       "checkpoint.pt: cfg.model.arch: 'bart_base' is not a model of fairseq's transformer family"},
+      {"lightconv", "state['cfg']['model'] = dict(vars(state['cfg']['model'])); state['cfg']['model'].pop('arch'); "
+                    "state['cfg']['model']['_name'] = 'lightconv_iwslt_de_en'",
+       "checkpoint.pt: cfg.model.arch: 'lightconv_iwslt_de_en' is not a model of fairseq's transformer family"},
+      {"missing", "del state['model']['decoder.layers.1.fc2.bias']",
+       "checkpoint.pt: the model has no parameter for csan's decoder.layers.1.ffn.fc2.bias"},
+      {"shape", "state['model']['encoder.layers.0.fc1.weight'] = torch.zeros(3, 8)",
+       "checkpoint.pt: model.encoder.layers.0.fc1.weight has shape [3, 8], the settings give [16, 8]"},
+      {"qkv", "del state['model']['encoder.layers.0.self_attn.k_proj.bias']",
+       "checkpoint.pt: model.encoder.layers.0.self_attn.k_proj.bias: missing (q_proj, k_proj and v_proj come together)"},
+      {"activation", "state['cfg']['model'].activation_fn = 'tanh'",
+       "checkpoint.pt: cfg.model.activation_fn: 'tanh' is not supported"},
+      {"norms", "state['cfg']['model'].decoder_normalize_before = True",
+       "checkpoint.pt: cfg.model.decoder_normalize_before: differs from encoder_normalize_before"},
+      {"type", "state['cfg']['model'].encoder_layers = '2'",
+       "checkpoint.pt: cfg.model.encoder_layers: is a string, not an int"},
+      {"nocfg", "state['cfg'] = None",
+       "checkpoint.pt: neither cfg.model nor args holds the model's settings"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string checkpoint = edited_checkpoint(dir_, c.name, c.edit);
+    if (checkpoint.empty()) GTEST_SKIP() << "no python3-torch to write the variants with";
+    const RunResult r = run({bin("csan-import"), "--fairseq", checkpoint, "--output", dir_ + "/out.pt"});
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_TRUE(is_one_line(r.err)) << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir_ + "/out.pt"));
+  }
+}
+
+// Pre-2021 checkpoints keep the settings in args (a Namespace) and have no cfg; they import
+// to the same model.
+TEST_F(ImportCli, SettingsInArgsImportAlike) {
+  const std::string checkpoint =
+      edited_checkpoint(dir_, "args", "state['args'] = state['cfg']['model']; del state['cfg']");
+  if (checkpoint.empty()) GTEST_SKIP() << "no python3-torch to write the variant with";
+  const std::string input = dir_ + "/input.en";
+  std::ofstream(input) << "Two young men are playing soccer.\n";
+  ASSERT_EQ(run({bin("csan-import"), "--fairseq", checkpoint, "--output", dir_ + "/args.pt"}).exit_code, 0);
+  ASSERT_EQ(run({bin("csan-import"), "--fairseq", kInterop + "/fairseq/transformer_untied_noscale/checkpoint.pt",
+                 "--output", dir_ + "/cfg.pt"})
+                .exit_code,
+            0);
+  const RunResult a = generate(dir_ + "/args.pt", input), b = generate(dir_ + "/cfg.pt", input);
+  ASSERT_EQ(a.exit_code, 0) << describe(a);
+  EXPECT_EQ(without_summary(a.out), without_summary(b.out));
+}
+
 TEST_F(ImportCli, HelpAndMissingOptions) {
   RunResult r = run({bin("csan-import"), "--help"});
   EXPECT_EQ(r.exit_code, 0);

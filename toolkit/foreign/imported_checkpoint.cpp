@@ -98,6 +98,10 @@ void write_imported_checkpoint(const ImportedTranslationModel& m, const std::str
   checkpoint::CheckpointWriter writer;
   writer.set_meta(meta);
   writer.set_model(*model);
+  // Fine-tuning resumes from the checkpoint (csan-train --restore-file), which restores the
+  // random state: a seeded one makes the import reproducible byte for byte.
+  torch::manual_seed(1);
+  writer.capture_rng_state();
   writer.write(output);
 }
 
