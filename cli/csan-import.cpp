@@ -21,14 +21,15 @@ int import_main(int argc, char** argv) {
   options.add_options()("help,h", "show this help")(
       "fairseq", po::value(&fairseq.checkpoint),
       "a fairseq transformer-family checkpoint (transformer, transformer_iwslt_de_en, transformer_wmt_en_de, "
-      "transformer_vaswani_wmt_en_de_big)")(
-      "dict-dir", po::value(&fairseq.dict_dir), "folder of dict.SRC.txt and dict.TGT.txt (default: the checkpoint's)")(
+      "transformer_vaswani_wmt_en_de_big)")("dict-dir", po::value(&fairseq.dict_dir),
+                                            "folder of dict.SRC.txt and dict.TGT.txt (default: the checkpoint's)")(
       "source-lang,s", po::value(&fairseq.source_lang), "source language (default: the checkpoint's task setting)")(
       "target-lang,t", po::value(&fairseq.target_lang), "target language (default: the checkpoint's task setting)")(
-      "spm", po::value(&fairseq.source_spm), "SentencePiece model of the source side (and of the target side "
-                                             "unless --target-spm gives its own)")(
-      "target-spm", po::value(&fairseq.target_spm), "SentencePiece model of the target side")(
-      "output,o", po::value(&output), "csan checkpoint to write");
+      "spm", po::value(&fairseq.source_spm),
+      "SentencePiece model of the source side (and of the target side "
+      "unless --target-spm gives its own)")("target-spm", po::value(&fairseq.target_spm),
+                                            "SentencePiece model of the target side")("output,o", po::value(&output),
+                                                                                      "csan checkpoint to write");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, options), vm);

@@ -35,9 +35,15 @@ std::vector<std::string> lines_of(const std::string& path) {
 }
 
 RunResult import_fairseq(const std::string& variant, const std::string& output, std::vector<std::string> extra = {}) {
-  std::vector<std::string> args = {bin("csan-import"), "--fairseq", kInterop + "/fairseq/" + variant + "/checkpoint.pt",
-                                   "--spm", kInterop + "/spm/en.model", "--target-spm", kInterop + "/spm/de.model",
-                                   "--output", output};
+  std::vector<std::string> args = {bin("csan-import"),
+                                   "--fairseq",
+                                   kInterop + "/fairseq/" + variant + "/checkpoint.pt",
+                                   "--spm",
+                                   kInterop + "/spm/en.model",
+                                   "--target-spm",
+                                   kInterop + "/spm/de.model",
+                                   "--output",
+                                   output};
   args.insert(args.end(), extra.begin(), extra.end());
   return run(args);
 }
@@ -55,9 +61,21 @@ std::string fixture_sources(const std::string& dir) {
 // fairseq-generate's settings of the fixtures (FORMATS.md section 5): beam 5, one sentence
 // per batch, max length 0.5 * source + 5; --allow-bos where the search must be fairseq's.
 RunResult generate(const std::string& path, const std::string& input, std::vector<std::string> extra = {}) {
-  std::vector<std::string> args = {bin("csan-generate"), "--path", path, "--input", input, "--beam", "5",
-                                   "--max-len-a", "0.5", "--max-len-b", "5", "--batch-size", "1",
-                                   "--output-format", "fairseq"};
+  std::vector<std::string> args = {bin("csan-generate"),
+                                   "--path",
+                                   path,
+                                   "--input",
+                                   input,
+                                   "--beam",
+                                   "5",
+                                   "--max-len-a",
+                                   "0.5",
+                                   "--max-len-b",
+                                   "5",
+                                   "--batch-size",
+                                   "1",
+                                   "--output-format",
+                                   "fairseq"};
   args.insert(args.end(), extra.begin(), extra.end());
   return run(args);
 }
@@ -113,9 +131,7 @@ std::map<int, Hypothesis> hypotheses(const std::string& out, const std::string& 
 }
 
 // The output without its last line (the timing summary).
-std::string without_summary(const std::string& out) {
-  return out.substr(0, out.rfind("Translated "));
-}
+std::string without_summary(const std::string& out) { return out.substr(0, out.rfind("Translated ")); }
 
 class ImportCli : public ::testing::Test {
  protected:
@@ -232,9 +248,10 @@ std::string edited_checkpoint(const std::string& dir, const std::string& name, c
   const std::string folder = dir + "/" + name;
   fs::create_directories(folder);
   for (const char* dict : {"dict.en.txt", "dict.de.txt"}) fs::copy_file(variant + "/" + dict, folder + "/" + dict);
-  const std::string script = "import argparse, sys, torch\n"
-                             "state = torch.load(sys.argv[1])\n" +
-                             edit + "\ntorch.save(state, sys.argv[2])\n";
+  const std::string script =
+      "import argparse, sys, torch\n"
+      "state = torch.load(sys.argv[1])\n" +
+      edit + "\ntorch.save(state, sys.argv[2])\n";
   const RunResult r = run({"/usr/bin/python3", "-c", script, variant + "/checkpoint.pt", folder + "/checkpoint.pt"});
   if (r.exit_code != 0) return "";
   return folder + "/checkpoint.pt";
@@ -247,23 +264,24 @@ TEST_F(ImportCli, UnsupportedCheckpointsAreOneLineErrorsNamingTheField) {
   const std::vector<Case> cases = {
       {"bart", "state['cfg']['model'].arch = 'bart_base'; state['cfg']['model']._name = 'bart_base'",
        "checkpoint.pt: cfg.model.arch: 'bart_base' is not a model of fairseq's transformer family"},
-      {"lightconv", "state['cfg']['model'] = dict(vars(state['cfg']['model'])); state['cfg']['model'].pop('arch'); "
-                    "state['cfg']['model']['_name'] = 'lightconv_iwslt_de_en'",
+      {"lightconv",
+       "state['cfg']['model'] = dict(vars(state['cfg']['model'])); state['cfg']['model'].pop('arch'); "
+       "state['cfg']['model']['_name'] = 'lightconv_iwslt_de_en'",
        "checkpoint.pt: cfg.model.arch: 'lightconv_iwslt_de_en' is not a model of fairseq's transformer family"},
       {"missing", "del state['model']['decoder.layers.1.fc2.bias']",
        "checkpoint.pt: the model has no parameter for csan's decoder.layers.1.ffn.fc2.bias"},
       {"shape", "state['model']['encoder.layers.0.fc1.weight'] = torch.zeros(3, 8)",
        "checkpoint.pt: model.encoder.layers.0.fc1.weight has shape [3, 8], the settings give [16, 8]"},
       {"qkv", "del state['model']['encoder.layers.0.self_attn.k_proj.bias']",
-       "checkpoint.pt: model.encoder.layers.0.self_attn.k_proj.bias: missing (q_proj, k_proj and v_proj come together)"},
+       "checkpoint.pt: model.encoder.layers.0.self_attn.k_proj.bias: missing (q_proj, k_proj and v_proj come "
+       "together)"},
       {"activation", "state['cfg']['model'].activation_fn = 'tanh'",
        "checkpoint.pt: cfg.model.activation_fn: 'tanh' is not supported"},
       {"norms", "state['cfg']['model'].decoder_normalize_before = True",
        "checkpoint.pt: cfg.model.decoder_normalize_before: differs from encoder_normalize_before"},
       {"type", "state['cfg']['model'].encoder_layers = '2'",
        "checkpoint.pt: cfg.model.encoder_layers: is a string, not an int"},
-      {"nocfg", "state['cfg'] = None",
-       "checkpoint.pt: neither cfg.model nor args holds the model's settings"},
+      {"nocfg", "state['cfg'] = None", "checkpoint.pt: neither cfg.model nor args holds the model's settings"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);

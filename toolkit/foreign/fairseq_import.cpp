@@ -31,8 +31,10 @@ void import_fairseq(const FairseqImportOptions& o, const std::string& output) {
   m.src_lang = o.source_lang.empty() ? settings.source_lang : o.source_lang;
   m.tgt_lang = o.target_lang.empty() ? settings.target_lang : o.target_lang;
   if (m.src_lang.empty() || m.tgt_lang.empty())
-    throw Error(o.checkpoint + ": task.source_lang/target_lang: not in the checkpoint; give --source-lang and "
-                "--target-lang", ErrorKind::bad_option);
+    throw Error(o.checkpoint +
+                    ": task.source_lang/target_lang: not in the checkpoint; give --source-lang and "
+                    "--target-lang",
+                ErrorKind::bad_option);
   const std::string dir = o.dict_dir.empty() ? fs::path(o.checkpoint).parent_path().string() : o.dict_dir;
   m.src_dict_path = (fs::path(dir.empty() ? "." : dir) / ("dict." + m.src_lang + ".txt")).string();
   m.tgt_dict_path = (fs::path(dir.empty() ? "." : dir) / ("dict." + m.tgt_lang + ".txt")).string();
@@ -40,7 +42,8 @@ void import_fairseq(const FairseqImportOptions& o, const std::string& output) {
   m.tgt_dict = read_named(m.tgt_dict_path, "the target dictionary");
   if (!o.source_spm.empty()) m.spm_model = read_named(o.source_spm, "the source SentencePiece model");
   if (!o.target_spm.empty()) {
-    if (o.source_spm.empty()) throw Error("--target-spm: needs --spm (the source side's model) too", ErrorKind::bad_option);
+    if (o.source_spm.empty())
+      throw Error("--target-spm: needs --spm (the source side's model) too", ErrorKind::bad_option);
     m.tgt_spm_model = read_named(o.target_spm, "the target SentencePiece model");
   }
   const PickleValue* model = root->find("model");

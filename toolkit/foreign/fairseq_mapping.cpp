@@ -51,7 +51,7 @@ std::map<std::string, torch::Tensor> fairseq_to_csan_names(const PickleValue& mo
     if (name == "decoder.output_projection.weight") {
       if (!tying.share_all_embeddings && !tying.share_decoder_input_output_embed)
         out["decoder.output_projection"] = value->tensor;
-        origin_names["decoder.output_projection"] = "model." + name;
+      origin_names["decoder.output_projection"] = "model." + name;
       continue;
     }
     const std::string csan_name = replace_once(replace_once(name, ".fc1.", ".ffn.fc1."), ".fc2.", ".ffn.fc2.");

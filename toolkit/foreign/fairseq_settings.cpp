@@ -99,8 +99,9 @@ std::string yaml_number(double value) {
 }  // namespace
 
 FairseqSettings read_fairseq_settings(const PickleValue& checkpoint, const std::string& path) {
-  if (checkpoint.kind != Kind::dict) throw Error(path + ": not a fairseq checkpoint (data.pkl holds " +
-                                                 checkpoint.describe() + ", not a dict)", ErrorKind::bad_input);
+  if (checkpoint.kind != Kind::dict)
+    throw Error(path + ": not a fairseq checkpoint (data.pkl holds " + checkpoint.describe() + ", not a dict)",
+                ErrorKind::bad_input);
   // cfg["model"] (fairseq >= 0.10, hydra configs) or args (older checkpoints).
   const PickleValue* holder = nullptr;
   std::string where;
@@ -135,7 +136,8 @@ FairseqSettings read_fairseq_settings(const PickleValue& checkpoint, const std::
 
   // The language pair: cfg.task for hydra checkpoints, args for older ones.
   const PickleValue* task = cfg && cfg->is_mapping() ? cfg->find("task") : nullptr;
-  const Settings t(task && task->is_mapping() ? *task : *holder, task && task->is_mapping() ? path + ": cfg.task" : where);
+  const Settings t(task && task->is_mapping() ? *task : *holder,
+                   task && task->is_mapping() ? path + ": cfg.task" : where);
   out.source_lang = t.text("source_lang").value_or(s.text("source_lang").value_or(""));
   out.target_lang = t.text("target_lang").value_or(s.text("target_lang").value_or(""));
 
@@ -144,7 +146,8 @@ FairseqSettings read_fairseq_settings(const PickleValue& checkpoint, const std::
     if (condition) s.fail(key, why);
   };
   refuse_if(s.flag("adaptive_input"), "adaptive_input", "adaptive input embeddings are not supported");
-  refuse_if(s.raw("adaptive_softmax_cutoff") != nullptr, "adaptive_softmax_cutoff", "adaptive softmax is not supported");
+  refuse_if(s.raw("adaptive_softmax_cutoff") != nullptr, "adaptive_softmax_cutoff",
+            "adaptive softmax is not supported");
   refuse_if(s.flag("no_token_positional_embeddings"), "no_token_positional_embeddings",
             "a Transformer without positions is not supported");
   refuse_if(s.flag("cross_self_attention"), "cross_self_attention", "not supported");
@@ -197,7 +200,8 @@ FairseqSettings read_fairseq_settings(const PickleValue& checkpoint, const std::
   r["model.learned_pos"] = learned ? "true" : "false";
   r["model.no_scale_embedding"] = s.flag("no_scale_embedding") ? "true" : "false";
   r["model.share_all_embeddings"] = share_all ? "true" : "false";
-  r["model.share_decoder_input_output_embed"] = share_all || s.flag("share_decoder_input_output_embed") ? "true" : "false";
+  r["model.share_decoder_input_output_embed"] =
+      share_all || s.flag("share_decoder_input_output_embed") ? "true" : "false";
   r["model.layernorm_embedding"] = s.flag("layernorm_embedding") ? "true" : "false";
   r["model.max_source_positions"] = std::to_string(s.integer("max_source_positions").value_or(1024));
   r["model.max_target_positions"] = std::to_string(s.integer("max_target_positions").value_or(1024));

@@ -44,7 +44,8 @@ std::string shape(const torch::Tensor& t) {
 void write_imported_checkpoint(const ImportedTranslationModel& m, const std::string& output) {
   const text::Dictionary src_dict = text::Dictionary::parse(m.src_dict, m.src_dict_path);
   const text::Dictionary tgt_dict = text::Dictionary::parse(m.tgt_dict, m.tgt_dict_path);
-  core::Config cfg = core::Config::from_yaml_string(recipe_yaml(m), tasks::recipe_schema(), m.origin + " (derived recipe)");
+  core::Config cfg =
+      core::Config::from_yaml_string(recipe_yaml(m), tasks::recipe_schema(), m.origin + " (derived recipe)");
   tasks::resolve_recipe(cfg);
   if (cfg.get<bool>("model.share_all_embeddings") && !(src_dict == tgt_dict))
     throw Error(m.src_dict_path + ": differs from " + m.tgt_dict_path + ", but " + m.origin +
@@ -77,8 +78,8 @@ void write_imported_checkpoint(const ImportedTranslationModel& m, const std::str
                         std::to_string(parameter.numel()) + " values; settings and weights disagree)",
                     ErrorKind::bad_input);
       if (it->second.sizes() != parameter.sizes())
-        throw Error(m.origin + ": " + m.origin_names.at(name) + " has shape " + shape(it->second) + ", the settings give " +
-                        shape(parameter),
+        throw Error(m.origin + ": " + m.origin_names.at(name) + " has shape " + shape(it->second) +
+                        ", the settings give " + shape(parameter),
                     ErrorKind::bad_input);
       parameter.copy_(it->second);
       used.insert(name);
@@ -92,8 +93,11 @@ void write_imported_checkpoint(const ImportedTranslationModel& m, const std::str
   checkpoint::CheckpointMeta meta;
   meta.task = "translation";
   meta.recipe_yaml = cfg.to_yaml();
-  meta.data = {{"src_lang", m.src_lang}, {"tgt_lang", m.tgt_lang},     {"src_dict", m.src_dict},
-               {"tgt_dict", m.tgt_dict}, {"spm_model", m.spm_model}};
+  meta.data = {{"src_lang", m.src_lang},
+               {"tgt_lang", m.tgt_lang},
+               {"src_dict", m.src_dict},
+               {"tgt_dict", m.tgt_dict},
+               {"spm_model", m.spm_model}};
   if (!m.tgt_spm_model.empty() && m.tgt_spm_model != m.spm_model) meta.data["tgt_spm_model"] = m.tgt_spm_model;
   checkpoint::CheckpointWriter writer;
   writer.set_meta(meta);

@@ -25,11 +25,11 @@ PicklePtr make(Kind kind) {
 // torch.save's storage classes and their element types.
 const std::map<std::string, torch::ScalarType>& storage_types() {
   static const std::map<std::string, torch::ScalarType> types = {
-      {"torch FloatStorage", torch::kFloat},   {"torch DoubleStorage", torch::kDouble},
-      {"torch HalfStorage", torch::kHalf},     {"torch BFloat16Storage", torch::kBFloat16},
-      {"torch LongStorage", torch::kLong},     {"torch IntStorage", torch::kInt},
-      {"torch ShortStorage", torch::kShort},   {"torch CharStorage", torch::kChar},
-      {"torch ByteStorage", torch::kByte},     {"torch BoolStorage", torch::kBool}};
+      {"torch FloatStorage", torch::kFloat}, {"torch DoubleStorage", torch::kDouble},
+      {"torch HalfStorage", torch::kHalf},   {"torch BFloat16Storage", torch::kBFloat16},
+      {"torch LongStorage", torch::kLong},   {"torch IntStorage", torch::kInt},
+      {"torch ShortStorage", torch::kShort}, {"torch CharStorage", torch::kChar},
+      {"torch ByteStorage", torch::kByte},   {"torch BoolStorage", torch::kBool}};
   return types;
 }
 
@@ -234,20 +234,35 @@ class Unpickler {
 
   void step(unsigned char op) {
     switch (op) {
-      case 0x80: take(1); return;   // PROTO
-      case 0x95: take(8); return;   // FRAME
-      case '(': marks_.push_back(stack_.size()); return;  // MARK
-      case 'N': push(make(Kind::none)); return;
-      case 0x88: case 0x89: {       // NEWTRUE, NEWFALSE
+      case 0x80:
+        take(1);
+        return;  // PROTO
+      case 0x95:
+        take(8);
+        return;  // FRAME
+      case '(':
+        marks_.push_back(stack_.size());
+        return;  // MARK
+      case 'N':
+        push(make(Kind::none));
+        return;
+      case 0x88:
+      case 0x89: {  // NEWTRUE, NEWFALSE
         PicklePtr v = make(Kind::boolean);
         v->boolean = op == 0x88;
         push(v);
         return;
       }
-      case 'J': push(integer(static_cast<int32_t>(little_endian(4)))); return;  // BININT
-      case 'K': push(integer(static_cast<int64_t>(little_endian(1)))); return;  // BININT1
-      case 'M': push(integer(static_cast<int64_t>(little_endian(2)))); return;  // BININT2
-      case 0x8a: {                  // LONG1
+      case 'J':
+        push(integer(static_cast<int32_t>(little_endian(4))));
+        return;  // BININT
+      case 'K':
+        push(integer(static_cast<int64_t>(little_endian(1))));
+        return;  // BININT1
+      case 'M':
+        push(integer(static_cast<int64_t>(little_endian(2))));
+        return;     // BININT2
+      case 0x8a: {  // LONG1
         const size_t n = static_cast<unsigned char>(take(1)[0]);
         if (n > 8) fail("an integer wider than 64 bits");
         uint64_t v = n ? little_endian(n) : 0;
@@ -255,7 +270,7 @@ class Unpickler {
         push(integer(static_cast<int64_t>(v)));
         return;
       }
-      case 'G': {                   // BINFLOAT, big-endian
+      case 'G': {  // BINFLOAT, big-endian
         const auto* p = reinterpret_cast<const unsigned char*>(take(8));
         uint64_t bits = 0;
         for (int i = 0; i < 8; ++i) bits = bits << 8 | p[i];
@@ -264,65 +279,103 @@ class Unpickler {
         push(v);
         return;
       }
-      case 'X': push(text(Kind::string, length(4))); return;     // BINUNICODE
-      case 0x8c: push(text(Kind::string, length(1))); return;    // SHORT_BINUNICODE
-      case 0x8d: push(text(Kind::string, length(8))); return;    // BINUNICODE8
-      case 'T': push(text(Kind::string, length(4))); return;     // BINSTRING
-      case 'U': push(text(Kind::string, length(1))); return;     // SHORT_BINSTRING
-      case 'B': push(text(Kind::bytes, length(4))); return;      // BINBYTES
-      case 'C': push(text(Kind::bytes, length(1))); return;      // SHORT_BINBYTES
-      case 0x8e: push(text(Kind::bytes, length(8))); return;     // BINBYTES8
-      case '}': push(make(Kind::dict)); return;                  // EMPTY_DICT
-      case ']': push(make(Kind::list)); return;                  // EMPTY_LIST
-      case ')': push(make(Kind::tuple)); return;                 // EMPTY_TUPLE
-      case 't': push(sequence(Kind::tuple, pop_to_mark())); return;  // TUPLE
-      case 'l': push(sequence(Kind::list, pop_to_mark())); return;   // LIST
-      case 0x85: case 0x86: case 0x87: {  // TUPLE1..3
+      case 'X':
+        push(text(Kind::string, length(4)));
+        return;  // BINUNICODE
+      case 0x8c:
+        push(text(Kind::string, length(1)));
+        return;  // SHORT_BINUNICODE
+      case 0x8d:
+        push(text(Kind::string, length(8)));
+        return;  // BINUNICODE8
+      case 'T':
+        push(text(Kind::string, length(4)));
+        return;  // BINSTRING
+      case 'U':
+        push(text(Kind::string, length(1)));
+        return;  // SHORT_BINSTRING
+      case 'B':
+        push(text(Kind::bytes, length(4)));
+        return;  // BINBYTES
+      case 'C':
+        push(text(Kind::bytes, length(1)));
+        return;  // SHORT_BINBYTES
+      case 0x8e:
+        push(text(Kind::bytes, length(8)));
+        return;  // BINBYTES8
+      case '}':
+        push(make(Kind::dict));
+        return;  // EMPTY_DICT
+      case ']':
+        push(make(Kind::list));
+        return;  // EMPTY_LIST
+      case ')':
+        push(make(Kind::tuple));
+        return;  // EMPTY_TUPLE
+      case 't':
+        push(sequence(Kind::tuple, pop_to_mark()));
+        return;  // TUPLE
+      case 'l':
+        push(sequence(Kind::list, pop_to_mark()));
+        return;  // LIST
+      case 0x85:
+      case 0x86:
+      case 0x87: {  // TUPLE1..3
         std::vector<PicklePtr> items(op - 0x84);
         for (auto it = items.rbegin(); it != items.rend(); ++it) *it = pop();
         push(sequence(Kind::tuple, std::move(items)));
         return;
       }
-      case 'd': {                   // DICT
+      case 'd': {  // DICT
         const auto flat = pop_to_mark();
         PicklePtr dict = make(Kind::dict);
         set_items(dict, flat);
         push(dict);
         return;
       }
-      case 'a': {                   // APPEND
+      case 'a': {  // APPEND
         PicklePtr item = pop();
         append(top(), {item});
         return;
       }
-      case 'e': {                   // APPENDS
+      case 'e': {  // APPENDS
         auto items = pop_to_mark();
         append(top(), std::move(items));
         return;
       }
-      case 's': {                   // SETITEM
+      case 's': {  // SETITEM
         PicklePtr value = pop(), key = pop();
         set_items(top(), {key, value});
         return;
       }
-      case 'u': {                   // SETITEMS
+      case 'u': {  // SETITEMS
         const auto flat = pop_to_mark();
         set_items(top(), flat);
         return;
       }
-      case 'q': memo_put(little_endian(1)); return;       // BINPUT
-      case 'r': memo_put(little_endian(4)); return;       // LONG_BINPUT
-      case 0x94: memo_put(memo_.size()); return;          // MEMOIZE
-      case 'h': memo_get(little_endian(1)); return;       // BINGET
-      case 'j': memo_get(little_endian(4)); return;       // LONG_BINGET
-      case 'c': {                   // GLOBAL module\nname\n
+      case 'q':
+        memo_put(little_endian(1));
+        return;  // BINPUT
+      case 'r':
+        memo_put(little_endian(4));
+        return;  // LONG_BINPUT
+      case 0x94:
+        memo_put(memo_.size());
+        return;  // MEMOIZE
+      case 'h':
+        memo_get(little_endian(1));
+        return;  // BINGET
+      case 'j':
+        memo_get(little_endian(4));
+        return;    // LONG_BINGET
+      case 'c': {  // GLOBAL module\nname\n
         PicklePtr v = make(Kind::global);
         v->text = line();
         v->text += " " + line();
         push(v);
         return;
       }
-      case 0x93: {                  // STACK_GLOBAL
+      case 0x93: {  // STACK_GLOBAL
         PicklePtr name = pop(), module = pop();
         if (name->kind != Kind::string || module->kind != Kind::string) fail("STACK_GLOBAL of non-strings");
         PicklePtr v = make(Kind::global);
@@ -330,19 +383,21 @@ class Unpickler {
         push(v);
         return;
       }
-      case 'Q': push(persistent(pop())); return;          // BINPERSID
-      case 'R': {                   // REDUCE
+      case 'Q':
+        push(persistent(pop()));
+        return;    // BINPERSID
+      case 'R': {  // REDUCE
         PicklePtr args = pop(), callable = pop();
         push(call(callable, args));
         return;
       }
-      case 0x81: {                  // NEWOBJ cls args
+      case 0x81: {  // NEWOBJ cls args
         PicklePtr args = pop(), cls = pop();
         if (cls->kind != Kind::global) fail("NEWOBJ of " + cls->describe());
         push(cls->text == "collections OrderedDict" ? make(Kind::dict) : object(cls->text));
         return;
       }
-      case 'b': {                   // BUILD: an object's __dict__ (or (dict, slots))
+      case 'b': {  // BUILD: an object's __dict__ (or (dict, slots))
         PicklePtr state = pop();
         PicklePtr& target = top();
         if (target->kind == Kind::object && state->kind == Kind::dict) {
@@ -381,19 +436,32 @@ const PickleValue* PickleValue::find(const std::string& key) const {
 
 std::string PickleValue::describe() const {
   switch (kind) {
-    case Kind::none: return "None";
-    case Kind::boolean: return "a bool";
-    case Kind::integer: return "an int";
-    case Kind::floating: return "a float";
-    case Kind::string: return "a string";
-    case Kind::bytes: return "bytes";
-    case Kind::list: return "a list";
-    case Kind::tuple: return "a tuple";
-    case Kind::dict: return "a dict";
-    case Kind::object: return "a " + text + " object";
-    case Kind::tensor: return "a tensor";
-    case Kind::global: return "the class " + text;
-    case Kind::storage: return "a storage";
+    case Kind::none:
+      return "None";
+    case Kind::boolean:
+      return "a bool";
+    case Kind::integer:
+      return "an int";
+    case Kind::floating:
+      return "a float";
+    case Kind::string:
+      return "a string";
+    case Kind::bytes:
+      return "bytes";
+    case Kind::list:
+      return "a list";
+    case Kind::tuple:
+      return "a tuple";
+    case Kind::dict:
+      return "a dict";
+    case Kind::object:
+      return "a " + text + " object";
+    case Kind::tensor:
+      return "a tensor";
+    case Kind::global:
+      return "the class " + text;
+    case Kind::storage:
+      return "a storage";
   }
   return "?";
 }
@@ -419,10 +487,12 @@ PicklePtr read_torch_save(const std::string& path) {
   auto storage = [&](const std::string& key) {
     const std::string record = "data/" + key;
     try {
-      if (!zip->hasRecord(record)) throw Error(path + ": storage " + record + " is missing", ErrorKind::corrupt_checkpoint);
+      if (!zip->hasRecord(record))
+        throw Error(path + ": storage " + record + " is missing", ErrorKind::corrupt_checkpoint);
       auto [data, size] = zip->getRecord(record);
       auto held = std::make_shared<at::DataPtr>(std::move(data));
-      return torch::from_blob(held->get(), {static_cast<int64_t>(size)}, [held](void*) {}, torch::kUInt8);
+      return torch::from_blob(
+          held->get(), {static_cast<int64_t>(size)}, [held](void*) {}, torch::kUInt8);
     } catch (const c10::Error& e) {
       throw Error(path + ": storage " + record + " cannot be read (" +
                       std::string(e.what_without_backtrace()).substr(0, 200) + ")",

@@ -30,17 +30,31 @@ struct PickleValue;
 using PicklePtr = std::shared_ptr<PickleValue>;
 
 struct PickleValue {
-  enum class Kind { none, boolean, integer, floating, string, bytes, list, tuple, dict, object, tensor, global, storage };
+  enum class Kind {
+    none,
+    boolean,
+    integer,
+    floating,
+    string,
+    bytes,
+    list,
+    tuple,
+    dict,
+    object,
+    tensor,
+    global,
+    storage
+  };
   Kind kind = Kind::none;
   bool boolean = false;
   int64_t integer = 0;
   double floating = 0;
-  std::string text;  // string, bytes; global: "module name"; object: its class
-  std::vector<PicklePtr> items;                        // list, tuple
+  std::string text;                                      // string, bytes; global: "module name"; object: its class
+  std::vector<PicklePtr> items;                          // list, tuple
   std::vector<std::pair<PicklePtr, PicklePtr>> entries;  // dict; object: its attributes
-  torch::Tensor tensor;                                // tensor; storage: the whole storage
-  int depth = 1;                                       // nesting depth (bounded)
-  bool sealed = false;                                 // placed inside another value: no longer changes
+  torch::Tensor tensor;                                  // tensor; storage: the whole storage
+  int depth = 1;                                         // nesting depth (bounded)
+  bool sealed = false;                                   // placed inside another value: no longer changes
 
   // The entry (dict) or attribute (object) named `key`; nullptr when absent.
   const PickleValue* find(const std::string& key) const;

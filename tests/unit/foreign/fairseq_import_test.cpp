@@ -1,13 +1,14 @@
 // Each fairseq fixture (tests/data/interop/fairseq/, made with fairseq's own code) imports,
 // and csan's model gives the log-probs fairseq's model gave on the fixture batch (two
 // Multi30k pairs, fairseq's collater: the source left-padded) within 1e-4.
+#include "toolkit/foreign/fairseq_import.h"
+
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
-#include "toolkit/foreign/fairseq_import.h"
 #include "toolkit/loading/model_loader.h"
 #include "toolkit/models/encoder_decoder_model.h"
 #include "toolkit/tasks/recipe.h"

@@ -71,12 +71,22 @@ TEST(PickleReader, OtherClassesAreOpaqueNotRun) {
 
 TEST(PickleReader, MalformedInputsAreErrorsNamingOriginAndOffset) {
   EXPECT_EQ(error_of("\x80\x02i."), "t.pkl: pickle offset 2: unsupported pickle opcode 0x69");
-  EXPECT_EQ(error_of(std::string("\x80\x02X\x10\x00\x00\x00" "ab", 9)), "t.pkl: pickle offset 2: length 16 past the end of the data");
-  EXPECT_EQ(error_of(std::string("\x80\x02X\x05\x00\x00\x00" "ab", 9)), "t.pkl: pickle offset 2: truncated (needs 5 more bytes)");
+  EXPECT_EQ(error_of(std::string("\x80\x02X\x10\x00\x00\x00"
+                                 "ab",
+                                 9)),
+            "t.pkl: pickle offset 2: length 16 past the end of the data");
+  EXPECT_EQ(error_of(std::string("\x80\x02X\x05\x00\x00\x00"
+                                 "ab",
+                                 9)),
+            "t.pkl: pickle offset 2: truncated (needs 5 more bytes)");
   EXPECT_EQ(error_of("\x80\x02h\x05."), "t.pkl: pickle offset 2: memo index 5 was never stored");
   EXPECT_EQ(error_of("\x80\x02K\x01K\x02."), "t.pkl: pickle offset 6: STOP with 2 values on the stack");
-  EXPECT_EQ(error_of("\x80\x02" "a."), "t.pkl: pickle offset 2: stack underflow");
-  EXPECT_EQ(error_of(std::string("\x80\x02]q\x00h\x00" "a.", 8)),
+  EXPECT_EQ(error_of("\x80\x02"
+                     "a."),
+            "t.pkl: pickle offset 2: stack underflow");
+  EXPECT_EQ(error_of(std::string("\x80\x02]q\x00h\x00"
+                                 "a.",
+                                 8)),
             "t.pkl: pickle offset 7: a container inside itself (recursive data is not supported)");
   EXPECT_EQ(error_of("\x80\x02K\x01"), "t.pkl: pickle offset 4: truncated (needs 1 more bytes)");
   EXPECT_EQ(error_of("\x80\x02" + tensor(2, 0, 5) + "."),
