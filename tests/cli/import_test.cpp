@@ -13,6 +13,8 @@
 #include <map>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_runner.h"
 
 namespace fs = std::filesystem;
@@ -311,6 +313,49 @@ TEST_F(ImportCli, SettingsInArgsImportAlike) {
   const RunResult a = generate(dir_ + "/args.pt", input), b = generate(dir_ + "/cfg.pt", input);
   ASSERT_EQ(a.exit_code, 0) << describe(a);
   EXPECT_EQ(without_summary(a.out), without_summary(b.out));
+}
+
+// The recipe a format 3 checkpoint embeds (its header's csan.recipe).
+std::string embedded_recipe(const std::string& checkpoint) {
+  std::ifstream in(checkpoint, std::ios::binary);
+  uint64_t length = 0;
+  in.read(reinterpret_cast<char*>(&length), 8);
+  std::string header(length, '\0');
+  in.read(header.data(), static_cast<std::streamsize>(length));
+  return nlohmann::json::parse(header)["__metadata__"]["csan.recipe"].get<std::string>();
+}
+
+// Fine-tuning: csan-train restores the imported weights (no optimizer state: a fresh one)
+// and trains on data binarized with the model's dictionaries and SentencePiece model.
+TEST_F(ImportCli, FineTunesFromImportedModel) {
+  const std::string variant = kInterop + "/fairseq/transformer_postnorm_shared";
+  const std::string model = dir_ + "/model.pt";
+  ASSERT_EQ(run({bin("csan-import"), "--fairseq", variant + "/checkpoint.pt", "--spm", kInterop + "/spm/en.model",
+                 "--output", model})
+                .exit_code,
+            0);
+  const std::vector<std::string> en = {"A man is walking.", "Two dogs play in the snow.", "A girl reads a book.",
+                                       "People are sitting outside."};
+  const std::vector<std::string> de = {"Ein Mann geht.", "Zwei Hunde spielen im Schnee.", "Ein Mädchen liest ein Buch.",
+                                       "Leute sitzen draußen."};
+  for (const std::string split : {"train", "valid"}) {
+    std::ofstream src(dir_ + "/" + split + ".en"), tgt(dir_ + "/" + split + ".de");
+    for (size_t i = 0; i < en.size(); ++i) src << en[i] << "\n", tgt << de[i] << "\n";
+  }
+  RunResult r = run({bin("csan-preprocess"), "-s", "en", "-t", "de", "--trainpref", dir_ + "/train", "--validpref",
+                     dir_ + "/valid", "--destdir", dir_ + "/bin", "--spm-model", kInterop + "/spm/en.model",
+                     "--srcdict", variant + "/dict.en.txt", "--tgtdict", variant + "/dict.de.txt"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  std::ofstream(dir_ + "/recipe.yaml") << embedded_recipe(model);
+  r = run({bin("csan-train"), dir_ + "/recipe.yaml", "--data", dir_ + "/bin", "--save-dir", dir_ + "/ckpt",
+           "--restore-file", model, "--set", "optimization.max_update=1", "--set", "dataset.max_tokens=512", "--cpu"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  ASSERT_TRUE(fs::exists(dir_ + "/ckpt/checkpoint_last.pt")) << r.err;
+  const std::string input = dir_ + "/input.en";
+  std::ofstream(input) << "A man is walking.\n";
+  r = generate(dir_ + "/ckpt/checkpoint_last.pt", input);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("H-0"), std::string::npos);
 }
 
 TEST_F(ImportCli, HelpAndMissingOptions) {
