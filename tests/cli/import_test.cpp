@@ -11,9 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli_runner.h"
 
@@ -243,20 +242,20 @@ TEST_F(ImportCli, DictionaryOfAnotherSizeIsRefused) {
   EXPECT_FALSE(fs::exists(dir_ + "/out.pt"));
 }
 
-// Variants of a fixture written with Debian's python3-torch (torch.save, fairseq's layout):
-// `edit` is Python run on `state` (the loaded checkpoint). Returns "" without python3-torch.
-std::string edited_checkpoint(const std::string& dir, const std::string& name, const std::string& edit) {
+// Variants of a fixture written with Debian's python3-torch (torch.save, fairseq's layout),
+// all in one Python run: each edit is Python run on `state` (the loaded checkpoint) and
+// goes to DIR/NAME/checkpoint.pt beside the fixture's dictionaries. False without
+// python3-torch.
+bool write_edited_checkpoints(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& edits) {
   const std::string variant = kInterop + "/fairseq/transformer_untied_noscale";
-  const std::string folder = dir + "/" + name;
-  fs::create_directories(folder);
-  for (const char* dict : {"dict.en.txt", "dict.de.txt"}) fs::copy_file(variant + "/" + dict, folder + "/" + dict);
-  const std::string script =
-      "import argparse, sys, torch\n"
-      "state = torch.load(sys.argv[1])\n" +
-      edit + "\ntorch.save(state, sys.argv[2])\n";
-  const RunResult r = run({"/usr/bin/python3", "-c", script, variant + "/checkpoint.pt", folder + "/checkpoint.pt"});
-  if (r.exit_code != 0) return "";
-  return folder + "/checkpoint.pt";
+  std::string script = "import argparse, copy, sys, torch\noriginal = torch.load(sys.argv[1])\n";
+  for (const auto& [name, edit] : edits) {
+    const std::string folder = dir + "/" + name;
+    fs::create_directories(folder);
+    for (const char* dict : {"dict.en.txt", "dict.de.txt"}) fs::copy_file(variant + "/" + dict, folder + "/" + dict);
+    script += "state = copy.deepcopy(original)\n" + edit + "\ntorch.save(state, '" + folder + "/checkpoint.pt')\n";
+  }
+  return run({"/usr/bin/python3", "-c", script, variant + "/checkpoint.pt"}).exit_code == 0;
 }
 
 TEST_F(ImportCli, UnsupportedCheckpointsAreOneLineErrorsNamingTheField) {
@@ -285,10 +284,12 @@ TEST_F(ImportCli, UnsupportedCheckpointsAreOneLineErrorsNamingTheField) {
        "checkpoint.pt: cfg.model.encoder_layers: is a string, not an int"},
       {"nocfg", "state['cfg'] = None", "checkpoint.pt: neither cfg.model nor args holds the model's settings"},
   };
+  std::vector<std::pair<std::string, std::string>> edits;
+  for (const auto& c : cases) edits.emplace_back(c.name, c.edit);
+  if (!write_edited_checkpoints(dir_, edits)) GTEST_SKIP() << "no python3-torch to write the variants with";
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
-    const std::string checkpoint = edited_checkpoint(dir_, c.name, c.edit);
-    if (checkpoint.empty()) GTEST_SKIP() << "no python3-torch to write the variants with";
+    const std::string checkpoint = dir_ + "/" + c.name + "/checkpoint.pt";
     const RunResult r = run({bin("csan-import"), "--fairseq", checkpoint, "--output", dir_ + "/out.pt"});
     EXPECT_NE(r.exit_code, 0);
     EXPECT_TRUE(is_one_line(r.err)) << r.err;
@@ -300,9 +301,9 @@ TEST_F(ImportCli, UnsupportedCheckpointsAreOneLineErrorsNamingTheField) {
 // Pre-2021 checkpoints keep the settings in args (a Namespace) and have no cfg; they import
 // to the same model.
 TEST_F(ImportCli, SettingsInArgsImportAlike) {
-  const std::string checkpoint =
-      edited_checkpoint(dir_, "args", "state['args'] = state['cfg']['model']; del state['cfg']");
-  if (checkpoint.empty()) GTEST_SKIP() << "no python3-torch to write the variant with";
+  if (!write_edited_checkpoints(dir_, {{"args", "state['args'] = state['cfg']['model']; del state['cfg']"}}))
+    GTEST_SKIP() << "no python3-torch to write the variant with";
+  const std::string checkpoint = dir_ + "/args/checkpoint.pt";
   const std::string input = dir_ + "/input.en";
   std::ofstream(input) << "Two young men are playing soccer.\n";
   ASSERT_EQ(run({bin("csan-import"), "--fairseq", checkpoint, "--output", dir_ + "/args.pt"}).exit_code, 0);
