@@ -42,6 +42,8 @@ void safetensors(const uint8_t* data, size_t size);
 // checkpoint::CheckpointReader: a mode byte, then an archive, a whole file or edits to a
 // valid checkpoint.
 void checkpoint(const uint8_t* data, size_t size);
+// foreign::read_pickle (csan-import) on any bytes.
+void torch_pickle(const uint8_t* data, size_t size);
 
 struct NamedTarget {
   const char* name;

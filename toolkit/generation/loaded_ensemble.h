@@ -18,6 +18,9 @@ struct LoadedEnsemble {
   std::string src_lang, tgt_lang;
   text::Dictionary src_dict, tgt_dict;
   std::string spm_model;  // SentencePiece model bytes ("" when the data had none)
+  // The target side's model where it differs from the source's (an imported Marian or
+  // fairseq model with one per side); "": spm_model serves both sides.
+  std::string tgt_spm_model;
 
   bool sentencepiece() const { return !spm_model.empty(); }
 };

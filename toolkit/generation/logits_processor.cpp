@@ -38,7 +38,7 @@ torch::Tensor ScoreColumns::of(const torch::Tensor& ids) const {
 
 void SpecialTokenPenalty::apply(torch::Tensor& lprobs, const StepContext& context) const {
   forbid(lprobs, context.columns->of(special_.pad));
-  forbid(lprobs, context.columns->of(special_.bos));
+  if (!allow_bos_) forbid(lprobs, context.columns->of(special_.bos));
   const int64_t unk = context.columns->of(special_.unk);
   if (unkpen_ != 0 && unk >= 0) lprobs.select(1, unk).sub_(unkpen_);
 }
@@ -102,7 +102,7 @@ void MaxLength::apply(torch::Tensor& lprobs, const StepContext& context) const {
 std::vector<std::unique_ptr<LogitsProcessor>> make_processors(const SearchOptions& options,
                                                               const SpecialTokens& special) {
   std::vector<std::unique_ptr<LogitsProcessor>> chain;
-  chain.push_back(std::make_unique<SpecialTokenPenalty>(special, options.unkpen));
+  chain.push_back(std::make_unique<SpecialTokenPenalty>(special, options.unkpen, options.allow_bos));
   if (options.prefix_size > 0) chain.push_back(std::make_unique<PrefixForcing>(special.pad));
   if (options.min_len > 0) chain.push_back(std::make_unique<MinLength>(options.min_len, special.eos));
   if (options.no_repeat_ngram_size > 0) chain.push_back(std::make_unique<NoRepeatNgram>(options.no_repeat_ngram_size));

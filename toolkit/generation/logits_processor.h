@@ -59,12 +59,14 @@ class LogitsProcessor {
 // <pad> and <s> are never produced; <unk> is penalized by `unkpen`.
 class SpecialTokenPenalty : public LogitsProcessor {
  public:
-  SpecialTokenPenalty(SpecialTokens special, double unkpen) : special_(special), unkpen_(unkpen) {}
+  SpecialTokenPenalty(SpecialTokens special, double unkpen, bool allow_bos)
+      : special_(special), unkpen_(unkpen), allow_bos_(allow_bos) {}
   void apply(torch::Tensor& lprobs, const StepContext& context) const override;
 
  private:
   SpecialTokens special_;
   double unkpen_;
+  bool allow_bos_;
 };
 
 // </s> is forbidden before `min_len` tokens (unless the row's maximum length comes first).

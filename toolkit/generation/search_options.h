@@ -22,6 +22,9 @@ struct SearchOptions {
   int64_t max_len_b = 200;
   int64_t min_len = 1;  // </s> is forbidden before this many tokens
   double unkpen = 0.0;  // subtracted from <unk>'s log-probability
+  // <s> may be generated: fairseq's SequenceGenerator masks only <pad>, so a model imported
+  // from fairseq translates exactly as fairseq-generate with it; csan masks <s> by default.
+  bool allow_bos = false;
   int64_t no_repeat_ngram_size = 0;
   int64_t prefix_size = 0;      // force the first N reference tokens (needs references)
   double temperature = 1.0;     // logits are divided by it before the softmax (every mode)

@@ -16,6 +16,7 @@ DecoderFrameImpl::DecoderFrameImpl(const TransformerOptions& options, TokenEmbed
   embed_positions =
       register_module("embed_positions", nn::PositionalEmbedding(nn::PositionalEmbeddingOptions{
                                              options.max_target_positions, d, padding_idx, options.learned_pos}));
+  if (options.layernorm_embedding) layernorm_embedding = register_module("layernorm_embedding", nn::layer_norm(d));
 }
 
 void DecoderFrameImpl::register_layers_and_output() {
@@ -37,7 +38,9 @@ torch::Tensor DecoderFrameImpl::embed(const torch::Tensor& prev_output_tokens, i
       cached > 0 ? prev_output_tokens.narrow(1, cached, prev_output_tokens.size(1) - cached) : prev_output_tokens;
   torch::Tensor x = embed_tokens(tokens);
   if (embed_scale_ != 1.0) x = x * embed_scale_;
-  return nn::dropout_if(x + embed_positions(tokens, cached).to(x.scalar_type()), options_.layer.dropout, is_training());
+  x = x + embed_positions(tokens, cached).to(x.scalar_type());
+  if (layernorm_embedding) x = layernorm_embedding(x);
+  return nn::dropout_if(x, options_.layer.dropout, is_training());
 }
 
 std::vector<nn::ProjectingModule::Site> DecoderFrameImpl::projection_sites() {

@@ -25,6 +25,7 @@ class DecoderFrameImpl : public nn::ProjectingModule {
   nn::PositionalEmbedding embed_positions{nullptr};
   torch::nn::ModuleList layers;
   torch::nn::LayerNorm layer_norm{nullptr};  // pre-norm only
+  torch::nn::LayerNorm layernorm_embedding{nullptr};  // model.layernorm_embedding only
   torch::Tensor output_projection;           // [V, D]; undefined when tied to embed_tokens or converted
 
  protected:

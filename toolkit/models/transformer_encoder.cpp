@@ -14,6 +14,7 @@ TransformerEncoderImpl::TransformerEncoderImpl(const TransformerOptions& options
       "embed_positions",
       nn::PositionalEmbedding(nn::PositionalEmbeddingOptions{options.max_source_positions, d, padding_idx,
                                                              options.learned_pos}));
+  if (options.layernorm_embedding) layernorm_embedding = register_module("layernorm_embedding", nn::layer_norm(d));
   for (int64_t i = 0; i < options.encoder_layers; ++i) layers->push_back(nn::EncoderLayer(options.layer));
   register_module("layers", layers);
   if (options.layer.normalize_before) layer_norm = register_module("layer_norm", nn::layer_norm(d));
@@ -23,7 +24,9 @@ EncoderOut TransformerEncoderImpl::forward(const torch::Tensor& src_tokens) {
   torch::Tensor padding_mask = src_tokens.eq(padding_idx_);
   torch::Tensor x = embed_tokens(src_tokens);
   if (embed_scale_ != 1.0) x = x * embed_scale_;
-  x = nn::dropout_if(x + embed_positions(src_tokens).to(x.scalar_type()), options_.layer.dropout, is_training());
+  x = x + embed_positions(src_tokens).to(x.scalar_type());
+  if (layernorm_embedding) x = layernorm_embedding(x);
+  x = nn::dropout_if(x, options_.layer.dropout, is_training());
   // Without padding in the batch the mask would only cost a masked_fill per layer.
   torch::Tensor attention_mask = padding_mask.any().item<bool>() ? padding_mask : torch::Tensor();
   for (const auto& layer : *layers) x = layer->as<nn::EncoderLayer>()->forward(x, attention_mask);

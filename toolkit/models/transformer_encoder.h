@@ -22,6 +22,7 @@ class TransformerEncoderImpl : public torch::nn::Module {
   nn::PositionalEmbedding embed_positions{nullptr};
   torch::nn::ModuleList layers;
   torch::nn::LayerNorm layer_norm{nullptr};  // pre-norm only
+  torch::nn::LayerNorm layernorm_embedding{nullptr};  // model.layernorm_embedding only
 
  private:
   TransformerOptions options_;

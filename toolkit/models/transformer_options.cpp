@@ -27,6 +27,8 @@ const core::OptionTable<TransformerOptions>& transformer_option_table() {
           .add_ref<bool>("model.attn_bias", layer(&L::attention_bias),
                          "biases in the attention projections (false: NVIDIA fairseq fork)")
           .add("model.learned_pos", &O::learned_pos, "learned instead of sinusoidal positional embeddings")
+          .add("model.layernorm_embedding", &O::layernorm_embedding,
+               "layer norm of embeddings + positions on both sides (fairseq's --layernorm-embedding)")
           .add("model.no_scale_embedding", &O::no_scale_embedding, "do not scale token embeddings by sqrt(embed_dim)")
           .add("model.share_decoder_input_output_embed", &O::share_decoder_input_output_embed,
                "tie the decoder's embedding and output projection")

@@ -17,6 +17,7 @@ struct TransformerOptions {
   int64_t decoder_layers = 6;
   nn::TransformerLayerOptions layer;  // embed dim, FFN dim, heads, dropouts, norm, bias
   bool learned_pos = false;
+  bool layernorm_embedding = false;  // fairseq's: a layer norm after embeddings + positions
   bool no_scale_embedding = false;
   bool share_decoder_input_output_embed = false;
   bool share_all_embeddings = false;

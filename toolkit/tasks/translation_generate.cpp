@@ -54,6 +54,8 @@ std::unique_ptr<po::options_description> translation_generate_options(GenerateOp
       "max-len-b", po::value<int64_t>(&s.max_len_b)->default_value(200), "see --max-len-a")(
       "min-len", po::value<int64_t>(&s.min_len)->default_value(1), "minimum output length (tokens before </s>)")(
       "unkpen", po::value<double>(&s.unkpen)->default_value(0.0), "penalty subtracted from <unk>'s log-probability")(
+      "allow-bos", po::bool_switch(&s.allow_bos),
+      "let the search generate <s>, as fairseq's SequenceGenerator does (models imported from fairseq)")(
       "no-repeat-ngram-size", po::value<int64_t>(&s.no_repeat_ngram_size)->default_value(0),
       "never repeat an n-gram of this size (0: off)")("prefix-size",
                                                       po::value<int64_t>(&s.prefix_size)->default_value(0),
@@ -135,6 +137,7 @@ generation::LoadedEnsemble load_translation_ensemble(const std::vector<std::stri
       ensemble.src_dict = text::Dictionary::parse(first_meta.get("src_dict"), paths[0] + " (source dictionary)");
       ensemble.tgt_dict = text::Dictionary::parse(first_meta.get("tgt_dict"), paths[0] + " (target dictionary)");
       ensemble.spm_model = first_meta.get("spm_model");
+      ensemble.tgt_spm_model = first_meta.get("tgt_spm_model");
     } else {
       if (loaded.meta.get("src_dict") != first_meta.get("src_dict") ||
           loaded.meta.get("tgt_dict") != first_meta.get("tgt_dict"))

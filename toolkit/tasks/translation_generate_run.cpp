@@ -146,12 +146,10 @@ std::string corpus_bleu(const std::vector<std::string>& hyps, const std::vector<
   return "BLEU = " + scoring::python_repr(*bleu) + " " + metric->verbose(sum);
 }
 
-// The checkpoint's SentencePiece model, when its data has one.
-std::unique_ptr<text::SentencePieceModel> load_sentencepiece(const LoadedEnsemble& ensemble,
-                                                             const GenerateOptions& options) {
-  if (!ensemble.sentencepiece()) return nullptr;
-  return std::make_unique<text::SentencePieceModel>(
-      text::SentencePieceModel::from_bytes(ensemble.spm_model, options.paths[0]));
+// The checkpoint's SentencePiece model (`bytes`: the source's or the target's), when its data has one.
+std::unique_ptr<text::SentencePieceModel> load_sentencepiece(const std::string& bytes, const GenerateOptions& options) {
+  if (bytes.empty()) return nullptr;
+  return std::make_unique<text::SentencePieceModel>(text::SentencePieceModel::from_bytes(bytes, options.paths[0]));
 }
 
 }  // namespace
@@ -191,8 +189,10 @@ GenerateSummary translate(const GenerateOptions& options, const LoadedEnsemble& 
   const OutputFormat format = parse_output_format(options.output_format);
   const std::string src_lang = options.source_lang.empty() ? ensemble.src_lang : options.source_lang;
   const std::string tgt_lang = options.target_lang.empty() ? ensemble.tgt_lang : options.target_lang;
-  const auto sentencepiece = load_sentencepiece(ensemble, options);
-  const TextCodec source_codec(ensemble.src_dict, sentencepiece.get()), target_codec(ensemble.tgt_dict, sentencepiece.get());
+  const auto sentencepiece = load_sentencepiece(ensemble.spm_model, options);
+  const auto target_sentencepiece = load_sentencepiece(ensemble.tgt_spm_model, options);
+  const TextCodec source_codec(ensemble.src_dict, sentencepiece.get()),
+      target_codec(ensemble.tgt_dict, target_sentencepiece ? target_sentencepiece.get() : sentencepiece.get());
   const int64_t max_source = max_source_positions(ensemble);
   const int64_t eos = ensemble.src_dict.eos();
   if (options.search.beam > ensemble.tgt_dict.size())

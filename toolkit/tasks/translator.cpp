@@ -19,7 +19,7 @@ namespace {
 
 bool same_search(const generation::SearchOptions& a, const generation::SearchOptions& b) {
   return a.beam == b.beam && a.nbest == b.nbest && a.lenpen == b.lenpen && a.max_len_a == b.max_len_a &&
-         a.max_len_b == b.max_len_b && a.min_len == b.min_len && a.unkpen == b.unkpen &&
+         a.max_len_b == b.max_len_b && a.min_len == b.min_len && a.unkpen == b.unkpen && a.allow_bos == b.allow_bos &&
          a.no_repeat_ngram_size == b.no_repeat_ngram_size && a.prefix_size == b.prefix_size &&
          a.temperature == b.temperature && a.sampling == b.sampling && a.sampling_topk == b.sampling_topk &&
          a.sampling_topp == b.sampling_topp && a.seed == b.seed;
@@ -70,7 +70,11 @@ Translator::Translator(const TranslatorOptions& options, std::ostream& log) {
     sentencepiece_ = std::make_unique<text::SentencePieceModel>(
         text::SentencePieceModel::from_bytes(ensemble_.spm_model, options.paths[0]));
   source_codec_ = std::make_unique<generation::TextCodec>(ensemble_.src_dict, sentencepiece_.get());
-  target_codec_ = std::make_unique<generation::TextCodec>(ensemble_.tgt_dict, sentencepiece_.get());
+  if (!ensemble_.tgt_spm_model.empty())
+    target_sentencepiece_ = std::make_unique<text::SentencePieceModel>(
+        text::SentencePieceModel::from_bytes(ensemble_.tgt_spm_model, options.paths[0]));
+  target_codec_ = std::make_unique<generation::TextCodec>(
+      ensemble_.tgt_dict, target_sentencepiece_ ? target_sentencepiece_.get() : sentencepiece_.get());
   if (!options.shortlist.empty())
     shortlist_ = std::make_unique<generation::Shortlist>(
         generation::Shortlist::load(options.shortlist, ensemble_.src_dict, ensemble_.tgt_dict));

@@ -93,6 +93,7 @@ class Translator {
   generation::LoadedEnsemble ensemble_;
   generation::InferencePrecision precision_;
   std::unique_ptr<text::SentencePieceModel> sentencepiece_;
+  std::unique_ptr<text::SentencePieceModel> target_sentencepiece_;  // where the target side has its own
   std::unique_ptr<generation::TextCodec> source_codec_, target_codec_;
   std::unique_ptr<generation::Shortlist> shortlist_;
   int64_t max_source_positions_ = 0, max_target_positions_ = 0;

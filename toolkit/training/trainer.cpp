@@ -126,7 +126,9 @@ void Trainer::save_state(checkpoint::CheckpointWriter& writer) const {
 
 void Trainer::load_state(checkpoint::CheckpointReader& reader) {
   reader.load_model(*parts_.model);
-  reader.load_optimizer(*parts_.optimizer, *parts_.model);
+  // A model imported from another toolkit (csan-import) has none: fine-tuning it starts
+  // with a fresh optimizer, as fairseq's --reset-optimizer.
+  if (reader.has_optimizer_state()) reader.load_optimizer(*parts_.optimizer, *parts_.model);
   // Checkpoints load onto the CPU (one written on a GPU resumes anywhere).
   move_optimizer_state(*parts_.optimizer, device_);
   if (reader.has_section("precision")) parts_.precision->load(reader.section("precision"));

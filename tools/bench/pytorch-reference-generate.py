@@ -95,7 +95,8 @@ class Transformer:
         def flag(key):
             return options.get(key, "0") == "1"
 
-        unsupported = [k for k in ("normalize_before", "learned_pos", "no_scale_embedding") if flag(k)]
+        unsupported = [k for k in ("normalize_before", "learned_pos", "no_scale_embedding",
+                                   "layernorm_embedding") if flag(k)]
         if options.get("activation", "relu") != "relu":
             unsupported.append("activation " + options["activation"])
         if unsupported:

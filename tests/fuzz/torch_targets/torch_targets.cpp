@@ -3,7 +3,7 @@
 namespace csan::fuzz {
 
 const std::vector<NamedTarget>& torch_targets() {
-  static const std::vector<NamedTarget> targets{{"checkpoint", checkpoint}};
+  static const std::vector<NamedTarget> targets{{"checkpoint", checkpoint}, {"torch_pickle", torch_pickle}};
   return targets;
 }
 

@@ -1,0 +1,28 @@
+// fairseq's parameter names -> csan's (tools/interop/FORMATS.md section 2): q/k/v
+// projections fused into in_proj ([q; k; v]), fc1/fc2 under ffn, the untied output
+// projection without ".weight"; the version markers, non-persistent buffers and the
+// copies of tied matrices fairseq also stores are dropped.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <map>
+#include <string>
+
+#include "toolkit/foreign/pickle_reader.h"
+
+namespace csan::foreign {
+
+struct FairseqTying {
+  bool share_all_embeddings = false;
+  bool share_decoder_input_output_embed = false;
+};
+
+// Throws csan::Error "PATH: model.NAME: ..." when `model` (the checkpoint's "model") is not
+// `origin_names` gets the fairseq name of each csan name ("model.X", for errors).
+// a dict of tensors or a q/k/v triple is incomplete or of mismatched sizes.
+std::map<std::string, torch::Tensor> fairseq_to_csan_names(const PickleValue& model, const FairseqTying& tying,
+                                                           const std::string& path,
+                                                           std::map<std::string, std::string>& origin_names);
+
+}  // namespace csan::foreign

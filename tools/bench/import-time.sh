@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Import speed (issue 37, part 5: "a transformer_big checkpoint imports in at most 2x the
+# time to read its files"): writes a random fairseq checkpoint with fairseq's layout and
+# transformer_vaswani_wmt_en_de_big's sizes (6+6 layers, d 1024, FFN 4096, 16 heads, joined
+# 32768-entry dictionary, share_all_embeddings; about 1 GB of float32) with Debian's
+# /usr/bin/python3 + python3-torch, then times, ROUNDS times alternating:
+#   read:   cat checkpoint.pt dict.*.txt > /dev/null
+#   import: csan-import --fairseq checkpoint.pt --output imported.pt
+# and prints the medians and their ratio. The files are in the page cache after the first
+# round, so "read" is a warm read (what a cold read costs depends on the disk: run
+# `echo 3 > /proc/sys/vm/drop_caches` between rounds where allowed for the cold figure);
+# csan-import's time includes starting the process (LibTorch) and writing the format 3 file.
+#   tools/bench/import-time.sh [WORK_DIR] [ROUNDS]
+# WORK_DIR (default: a fresh temporary folder) needs about 3 GB; CSAN_BUILD_DIR as elsewhere.
+# Do not run it while other builds or benchmarks share the machine.
+source "$(dirname "$0")/../script-help.sh"
+help_if_asked "$0" "$@"
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${CSAN_BUILD_DIR:-$root/build}
+work=${1:-$(mktemp -d /tmp/csan-import-time.XXXXXX)}
+rounds=${2:-5}
+mkdir -p "$work"
+if [[ ! -f $work/checkpoint.pt ]]; then
+  /usr/bin/python3 - "$work" <<'PY'
+import argparse, sys, torch
+work = sys.argv[1]
+d, ffn, layers, vocab = 1024, 4096, 6, 32768
+torch.manual_seed(1)
+with open(f"{work}/dict.en.txt", "w") as f:
+    for i in range(vocab - 4):
+        f.write(f"w{i} 1\n")
+import shutil
+shutil.copy(f"{work}/dict.en.txt", f"{work}/dict.de.txt")
+model = {}
+def linear(name, rows, cols):
+    model[name + ".weight"] = torch.randn(rows, cols) * 0.02
+    model[name + ".bias"] = torch.zeros(rows)
+def norm(name):
+    model[name + ".weight"] = torch.ones(d)
+    model[name + ".bias"] = torch.zeros(d)
+embed = torch.randn(vocab, d) * 0.02
+model["encoder.version"] = torch.tensor([3.0])
+model["encoder.embed_tokens.weight"] = embed
+for side in ("encoder", "decoder"):
+    for i in range(layers):
+        p = f"{side}.layers.{i}."
+        attentions = ["self_attn"] + (["encoder_attn"] if side == "decoder" else [])
+        for a in attentions:
+            for proj in ("q_proj", "k_proj", "v_proj", "out_proj"):
+                linear(p + a + "." + proj, d, d)
+            norm(p + a + "_layer_norm")
+        linear(p + "fc1", ffn, d)
+        linear(p + "fc2", d, ffn)
+        norm(p + "final_layer_norm")
+model["decoder.version"] = torch.tensor([3.0])
+model["decoder.embed_tokens.weight"] = embed
+model["decoder.output_projection.weight"] = embed
+args = argparse.Namespace(arch="transformer_vaswani_wmt_en_de_big", _name="transformer_vaswani_wmt_en_de_big",
+                          encoder_embed_dim=d, encoder_ffn_embed_dim=ffn, encoder_layers=layers,
+                          encoder_attention_heads=16, decoder_embed_dim=d, decoder_ffn_embed_dim=ffn,
+                          decoder_layers=layers, decoder_attention_heads=16, share_all_embeddings=True,
+                          share_decoder_input_output_embed=True, dropout=0.3, max_source_positions=1024,
+                          max_target_positions=1024, source_lang="en", target_lang="de")
+torch.save({"args": None, "cfg": {"model": args, "task": {"_name": "translation", "source_lang": "en",
+            "target_lang": "de"}}, "model": model, "optimizer_history": [{"lr_scheduler_state": {}}],
+            "extra_state": {}}, f"{work}/checkpoint.pt")
+PY
+fi
+now() { date +%s.%N; }
+reads=() imports=()
+for ((r = 0; r < rounds; r++)); do
+  t0=$(now)
+  cat "$work/checkpoint.pt" "$work/dict.en.txt" "$work/dict.de.txt" >/dev/null
+  t1=$(now)
+  "$build/cli/csan-import" --fairseq "$work/checkpoint.pt" --output "$work/imported.pt" 2>/dev/null
+  t2=$(now)
+  reads+=("$(echo "$t1 - $t0" | bc)")
+  imports+=("$(echo "$t2 - $t1" | bc)")
+done
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+read_s=$(median "${reads[@]}")
+import_s=$(median "${imports[@]}")
+echo "checkpoint: $work/checkpoint.pt ($(du -m "$work/checkpoint.pt" | cut -f1) MiB), $rounds rounds"
+printf 'read (cat, warm page cache): %.3f s\ncsan-import:                 %.3f s\nratio:                       %.2fx (goal: at most 2x)\n' \
+  "$read_s" "$import_s" "$(echo "$import_s / $read_s" | bc -l)"

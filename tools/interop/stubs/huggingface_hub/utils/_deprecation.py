@@ -1,0 +1,4 @@
+def _deprecate_method(*, version, message=""):
+    def wrap(f):
+        return f
+    return wrap
