@@ -36,14 +36,32 @@ mkdir -p "$work"
 cd "$work"
 
 cat > parameters.py <<'EOF'
-import hashlib, io, sys, torch
-archive = open(sys.argv[1], 'rb').read()[:-24]  # csan's checksum trailer
-model = getattr(torch.jit.load(io.BytesIO(archive)), 'section.model')
-named = dict(model.named_parameters())
-named.update({'buffer ' + k: v for k, v in model.named_buffers()})
-for name in sorted(named):
-    t = named[name].detach().contiguous()
-    print(name, tuple(t.shape), hashlib.sha256(t.numpy().tobytes()).hexdigest())
+# The model's tensors (parameters and buffers by name) of a checkpoint in format 2 (LibTorch
+# archive + checksum trailer) or 3 (safetensors: the model's tensors under their own names,
+# csan's other entries under prefixes), so that builds writing different formats compare.
+import hashlib, io, json, struct, sys
+data = open(sys.argv[1], 'rb').read()
+tensors = {}
+(header_size,) = struct.unpack('<Q', data[:8])
+if data[8:9] == b'{' and header_size < len(data):
+    header = json.loads(data[8:8 + header_size])
+    body = data[8 + header_size:]
+    for name, entry in header.items():
+        if name == '__metadata__' or name.startswith(('section.', 'rng.', 'meta.data.', 'optimizer.')):
+            continue
+        begin, end = entry['data_offsets']
+        tensors[name] = (tuple(entry['shape']), body[begin:end])
+else:
+    import torch
+    model = getattr(torch.jit.load(io.BytesIO(data[:-24])), 'section.model')  # csan's checksum trailer
+    named = dict(model.named_parameters())
+    named.update(dict(model.named_buffers()))
+    for name, t in named.items():
+        t = t.detach().contiguous()
+        tensors[name] = (tuple(t.shape), t.numpy().tobytes())
+for name in sorted(tensors):
+    shape, raw = tensors[name]
+    print(name, shape, hashlib.sha256(raw).hexdigest())
 EOF
 # Each record by value: numbers as doubles (1, 1.0 and 1.00000000000000000 alike), keys
 # sorted, fields that are not results dropped.
