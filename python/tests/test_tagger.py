@@ -18,7 +18,8 @@ BUILD = Path(os.environ.get("CSAN_BUILD_DIR", Path(__file__).resolve().parents[2
 BIN = Path(os.environ.get("CSAN_BIN_DIR", BUILD / "cli"))
 RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "tagger-conv2d.yaml"
 SMALL = {"model.tagger.word_dim": 16, "model.tagger.char_dim": 8, "model.tagger.char_filters": 8,
-         "model.tagger.layers": 2, "model.tagger.heads": 2, "optimization.lr": 0.005, "dataset.max_sentences": 16}
+         "model.tagger.layers": 2, "model.tagger.heads": 2, "optimization.lr": 0.005, "dataset.max_sentences": 16,
+         "checkpoint.no_epoch_checkpoints": False}
 
 
 def run(*command: object) -> subprocess.CompletedProcess:
