@@ -12,7 +12,8 @@
 namespace {
 
 int body(int argc, char** argv) {
-  return csan::commands::run_preprocess(std::vector<std::string>(argv + 1, argv + argc), {std::cin, std::cout, std::cerr});
+  return csan::commands::run_preprocess(std::vector<std::string>(argv + 1, argv + argc),
+                                        {std::cin, std::cout, std::cerr});
 }
 
 }  // namespace

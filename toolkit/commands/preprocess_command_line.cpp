@@ -23,7 +23,8 @@ int run_preprocess(const std::vector<std::string>& args, const CommandStreams& i
     }
     const std::string task = line.own()["task"].as<std::string>();
     TaskCommand& command = tasks.get(task);
-    const auto given = line.parse(command.options(), command.positional(), "--task " + task, tasks.sections_except(task));
+    const auto given =
+        line.parse(command.options(), command.positional(), "--task " + task, tasks.sections_except(task));
     return command.run(given, io);
   } catch (const po::error& e) {
     throw Error(e.what(), ErrorKind::bad_option);

@@ -202,7 +202,8 @@ Config Config::from_yaml_string(const std::string& text, ConfigSchema schema, co
 
 void Config::apply_override(const std::string& assignment) {
   auto eq = assignment.find('=');
-  if (eq == std::string::npos || eq == 0) throw Error("--set '" + assignment + "': expected KEY=VALUE", ErrorKind::bad_option);
+  if (eq == std::string::npos || eq == 0)
+    throw Error("--set '" + assignment + "': expected KEY=VALUE", ErrorKind::bad_option);
   std::string key = assignment.substr(0, eq);
   std::string text = assignment.substr(eq + 1);
   std::string where = "--set " + key;
@@ -214,7 +215,8 @@ void Config::apply_override(const std::string& assignment) {
   try {
     node = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    if (spec.type != ValueType::String) throw Error(where + ": malformed value '" + text + "': " + e.msg, ErrorKind::bad_option);
+    if (spec.type != ValueType::String)
+      throw Error(where + ": malformed value '" + text + "': " + e.msg, ErrorKind::bad_option);
     node = YAML::Node(text);
   }
   // A string is taken as written unless YAML reads it as a plain scalar ("'a b'" unquotes).

@@ -28,10 +28,10 @@ struct TaggerOptions {
 
 // A CoNLL-U corpus with the predicted tags, and how many of them match the input's.
 struct TaggedConllu {
-  std::string text;      // the input with the model's column replaced, every other line unchanged
-  int64_t words = 0;     // syntactic words tagged
-  int64_t gold = 0;      // words whose input tag was given (not "_")
-  int64_t correct = 0;   // of those, tagged the same
+  std::string text;     // the input with the model's column replaced, every other line unchanged
+  int64_t words = 0;    // syntactic words tagged
+  int64_t gold = 0;     // words whose input tag was given (not "_")
+  int64_t correct = 0;  // of those, tagged the same
 };
 
 class Tagger {

@@ -29,8 +29,8 @@ core::Config training_recipe(const std::string& recipe, const std::vector<std::s
                              const std::vector<std::pair<std::string, core::Value>>& settings);
 
 struct TrainInvocation {
-  std::string command_line;          // recorded in SAVE_DIR/run.json and the checkpoints
-  char** argv = nullptr;             // the executable's own, to launch local workers; null: in-process only
+  std::string command_line;              // recorded in SAVE_DIR/run.json and the checkpoints
+  char** argv = nullptr;                 // the executable's own, to launch local workers; null: in-process only
   training::TrainLogCallback on_record;  // every metrics.jsonl record as it is written
 };
 

@@ -124,19 +124,19 @@ void TrainLog::flush_interval(int64_t epoch, int64_t num_updates) {
          (loss_scale_ > 0 ? " | loss_scale " + fmt("%.4g", loss_scale_) : std::string()) + eta);
   if (json_ || on_record_) {
     TrainLogRecord record{{"kind", std::string("train")},
-                                                         {"epoch", static_cast<long long>(epoch)},
-                                                         {"update", static_cast<long long>(num_updates)},
-                                                         {"loss", interval_.loss_bits()},
-                                                         {"nll_loss", interval_.nll_bits()},
-                                                         {"ppl", interval_.ppl()},
-                                                         {"lr", lr_},
-                                                         {"gnorm", gnorm},
-                                                         {"wps", wps},
-                                                         {"ups", ups},
-                                                         {"skipped", static_cast<long long>(interval_skipped_)},
-                                                         {"wall", seconds_since(run_start_)},
-                                                         {"rss_mib", core::resident_mib()},
-                                                         {"peak_rss_mib", core::peak_resident_mib()}};
+                          {"epoch", static_cast<long long>(epoch)},
+                          {"update", static_cast<long long>(num_updates)},
+                          {"loss", interval_.loss_bits()},
+                          {"nll_loss", interval_.nll_bits()},
+                          {"ppl", interval_.ppl()},
+                          {"lr", lr_},
+                          {"gnorm", gnorm},
+                          {"wps", wps},
+                          {"ups", ups},
+                          {"skipped", static_cast<long long>(interval_skipped_)},
+                          {"wall", seconds_since(run_start_)},
+                          {"rss_mib", core::resident_mib()},
+                          {"peak_rss_mib", core::peak_resident_mib()}};
     if (loss_scale_ > 0) record["loss_scale"] = loss_scale_;
     emit(std::move(record));
   }
@@ -174,14 +174,14 @@ void TrainLog::validation(int64_t epoch, int64_t num_updates, const std::string&
        fmt("%.2f", s.ppl()) + reported + " | best_" + metric_name + " " + fmt("%.3f", best_metric));
   if (json_ || on_record_) {
     TrainLogRecord record{{"kind", std::string("valid")},
-                                                         {"epoch", static_cast<long long>(epoch)},
-                                                         {"update", static_cast<long long>(num_updates)},
-                                                         {"loss", s.loss_bits()},
-                                                         {"nll_loss", s.nll_bits()},
-                                                         {"ppl", s.ppl()},
-                                                         {metric_name, metric},
-                                                         {"best_" + metric_name, best_metric},
-                                                         {"wall", seconds_since(run_start_)}};
+                          {"epoch", static_cast<long long>(epoch)},
+                          {"update", static_cast<long long>(num_updates)},
+                          {"loss", s.loss_bits()},
+                          {"nll_loss", s.nll_bits()},
+                          {"ppl", s.ppl()},
+                          {metric_name, metric},
+                          {"best_" + metric_name, best_metric},
+                          {"wall", seconds_since(run_start_)}};
     for (const auto& [name, value] : metrics) record[name] = value;
     emit(std::move(record));
   }

@@ -6,8 +6,9 @@
 #include "inference_bindings.h"
 
 PYBIND11_MODULE(_inference, m) {
-  m.doc() = "csan's models and training, bound for the csan package (private: use csan.Translator, csan.Tagger, "
-            "csan.train)";
+  m.doc() =
+      "csan's models and training, bound for the csan package (private: use csan.Translator, csan.Tagger, "
+      "csan.train)";
   csan::python::register_error_translation();
   csan::python::bind_translator(m);
   csan::python::bind_tagger(m);

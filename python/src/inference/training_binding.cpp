@@ -42,8 +42,8 @@ py::dict record_dict(const training::TrainLogRecord& record) {
 
 // csan-train's exit status and the run's save dir.
 std::pair<int, std::string> train(const std::string& recipe, const std::vector<std::string>& overrides,
-          const std::vector<std::pair<std::string, Setting>>& settings, const std::string& command_line,
-          const py::object& on_log) {
+                                  const std::vector<std::pair<std::string, Setting>>& settings,
+                                  const std::string& command_line, const py::object& on_log) {
   std::vector<std::pair<std::string, core::Value>> values;
   for (const auto& [key, setting] : settings)
     values.emplace_back(key, std::visit([](const auto& v) { return core::Value(v); }, setting));
@@ -70,7 +70,9 @@ void bind_training(py::module_& m) {
     std::vector<std::tuple<std::string, std::string, std::string>> flags;
     for (const auto& f : tasks::train_flags())
       flags.emplace_back(f.name, f.key,
-                         f.type == core::ValueType::Int ? "int" : f.type == core::ValueType::Double ? "float" : "str");
+                         f.type == core::ValueType::Int      ? "int"
+                         : f.type == core::ValueType::Double ? "float"
+                                                             : "str");
     return flags;
   });
 }
