@@ -211,3 +211,15 @@ def test_preprocess_errors(toy: Path) -> None:
     with pytest.raises(TypeError, match="^workers: a str, number, bool or list is expected, not dict$"):
         csan.preprocess(workers={}, **{k: v for k, v in PREPROCESS.items() if k != "workers"})
     assert not (toy / "bin-x").exists()
+
+
+def test_an_on_log_exception_ends_the_run_and_propagates(toy: Path, data: dict) -> None:
+    def fail(record: dict) -> None:
+        raise ValueError(f"stop at {record['update']}")
+
+    previous = signal.getsignal(signal.SIGINT)
+    with pytest.raises(ValueError, match="^stop at 3$"):
+        csan.train(RECIPE, data=data["py"], save_dir=toy / "ckpt-raise", on_log=fail, **FLAGS)
+    assert signal.getsignal(signal.SIGINT) is previous
+    # The save dir is not left locked: a second run goes ahead.
+    assert csan.train(RECIPE, data=data["py"], save_dir=toy / "ckpt-raise", **{**FLAGS, "max_update": 3}).records
