@@ -194,7 +194,8 @@ def test_train_errors(toy: Path, data: dict) -> None:
         train(overrides={"distributed_training.distributed_world_size": 2})
     with pytest.raises(TypeError, match="^seed: an int is expected, not str$"):
         train(seed="3")
-    with pytest.raises(csan.BadOptionError, match=r"^key 'checkpoint\.restore_file': .*missing\.pt: no such checkpoint$"):
+    with pytest.raises(csan.BadOptionError,
+                       match=r"^key 'checkpoint\.restore_file': .*missing\.pt: no such checkpoint$"):
         train(restore_file=toy / "missing.pt")
     with pytest.raises(csan.BadOptionError, match=r"^missing --data DIR \(the output directory of csan-preprocess\)$"):
         train(data=None)
