@@ -7,5 +7,6 @@ namespace csan::python {
 
 void bind_metrics(pybind11::module_& m);
 void bind_significance(pybind11::module_& m);
+void bind_preprocess(pybind11::module_& m);
 
 }  // namespace csan::python

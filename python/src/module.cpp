@@ -11,4 +11,5 @@ PYBIND11_MODULE(_native, m) {
   csan::python::register_error_translation();
   csan::python::bind_metrics(m);
   csan::python::bind_significance(m);
+  csan::python::bind_preprocess(m);
 }

@@ -60,7 +60,7 @@ po::variables_map TaskCommandLine::parse(const po::options_description& section,
     po::store(parsed, values);
   } catch (const po::unknown_option& e) {
     if (const auto* option = declared_elsewhere(e.get_option_name(), others))
-      throw Error("--" + option->long_name() + ": not an option of " + chosen);
+      throw Error("--" + option->long_name() + ": not an option of " + chosen, ErrorKind::bad_option);
     throw;
   }
   po::notify(values);

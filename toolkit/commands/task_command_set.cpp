@@ -21,7 +21,7 @@ TaskCommand& TaskCommandSet::get(const std::string& task) const {
   if (it == commands_.end()) {
     std::string known;
     for (const auto& [name, command] : commands_) known += (known.empty() ? "" : ", ") + name;
-    throw Error("unknown task '" + task + "'; known: " + known);
+    throw Error("unknown task '" + task + "'; known: " + known, ErrorKind::bad_option);
   }
   return *it->second;
 }

@@ -60,7 +60,8 @@ std::string exact_double_text(double x) {
 // Converts a YAML leaf to the declared type; type errors show the text as written.
 Value to_value(const YAML::Node& node, const KeySpec& spec, const std::string& where) {
   auto fail = [&](const std::string& shown) {
-    return Error(where + ": key '" + spec.key + "': expected " + describe(spec.type) + ", got " + shown);
+    return Error(where + ": key '" + spec.key + "': expected " + describe(spec.type) + ", got " + shown,
+                 ErrorKind::bad_option);
   };
   auto shown = [&](const YAML::Node& n) -> std::string {
     if (n.IsScalar()) return "'" + n.Scalar() + "'";
@@ -149,7 +150,8 @@ Config::Config(ConfigSchema schema) : schema_(std::move(schema)) {}
 void Config::assign(const std::string& key, Value value, const std::string& where) {
   if (!schema_.has(key)) {
     std::string near = schema_.nearest_key(key);
-    throw Error(where + ": unknown key '" + key + "'" + (near.empty() ? "" : " (did you mean '" + near + "'?)"));
+    throw Error(where + ": unknown key '" + key + "'" + (near.empty() ? "" : " (did you mean '" + near + "'?)"),
+                ErrorKind::bad_option);
   }
   explicit_[key] = schema_.check(key, std::move(value), where);
 }
@@ -161,7 +163,7 @@ void Config::load_yaml_string(const std::string& text, const std::string& origin
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    throw Error(where_in(origin, e.mark) + ": malformed YAML: " + e.msg);
+    throw Error(where_in(origin, e.mark) + ": malformed YAML: " + e.msg, ErrorKind::bad_input);
   }
   // An empty file is a mistake (a wrong path, an unsaved editor buffer), not a recipe.
   if (root.IsNull()) throw Error(origin + ": the recipe is empty (expected a mapping of keys)");
@@ -200,19 +202,21 @@ Config Config::from_yaml_string(const std::string& text, ConfigSchema schema, co
 
 void Config::apply_override(const std::string& assignment) {
   auto eq = assignment.find('=');
-  if (eq == std::string::npos || eq == 0) throw Error("--set '" + assignment + "': expected KEY=VALUE");
+  if (eq == std::string::npos || eq == 0)
+    throw Error("--set '" + assignment + "': expected KEY=VALUE", ErrorKind::bad_option);
   std::string key = assignment.substr(0, eq);
   std::string text = assignment.substr(eq + 1);
   std::string where = "--set " + key;
   if (!schema_.has(key)) assign(key, Value(false), "--set");  // unknown-key error
   // yaml-cpp would read bytes starting with a byte-order mark as UTF-16 text.
-  if (!utf8::is_valid(text)) throw Error(where + ": the value is not valid UTF-8");
+  if (!utf8::is_valid(text)) throw Error(where + ": the value is not valid UTF-8", ErrorKind::bad_option);
   const KeySpec& spec = schema_.spec(key);
   YAML::Node node;
   try {
     node = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    if (spec.type != ValueType::String) throw Error(where + ": malformed value '" + text + "': " + e.msg);
+    if (spec.type != ValueType::String)
+      throw Error(where + ": malformed value '" + text + "': " + e.msg, ErrorKind::bad_option);
     node = YAML::Node(text);
   }
   // A string is taken as written unless YAML reads it as a plain scalar ("'a b'" unquotes).

@@ -172,7 +172,8 @@ const KeySpec& ConfigSchema::spec(const std::string& key) const {
   auto it = specs_.find(key);
   if (it == specs_.end()) {
     std::string near = nearest_key(key);
-    throw Error("unknown key '" + key + "'" + (near.empty() ? "" : " (did you mean '" + near + "'?)"));
+    throw Error("unknown key '" + key + "'" + (near.empty() ? "" : " (did you mean '" + near + "'?)"),
+                ErrorKind::bad_option);
   }
   return it->second;
 }
@@ -199,7 +200,9 @@ Value ConfigSchema::check(const std::string& key, Value value, const std::string
 namespace {
 Value validate(const KeySpec& s, Value value, const std::string& where) {
   const std::string& key = s.key;
-  auto fail = [&](const std::string& message) { return Error(where + ": key '" + key + "': " + message); };
+  auto fail = [&](const std::string& message) {
+    return Error(where + ": key '" + key + "': " + message, ErrorKind::bad_option);
+  };
   ValueType given = type_of(value);
   if (given == ValueType::Int && s.type == ValueType::Double)
     value = static_cast<double>(std::get<int64_t>(value));

@@ -1,5 +1,7 @@
 #include "toolkit/nn/compute_device.h"
 
+#include "toolkit/core/error.h"
+
 namespace csan::nn {
 
 torch::Device compute_device(bool force_cpu, int64_t local_rank) {
@@ -7,6 +9,15 @@ torch::Device compute_device(bool force_cpu, int64_t local_rank) {
   const auto gpus = static_cast<int64_t>(torch::cuda::device_count());
   const int64_t index = local_rank < 0 ? 0 : local_rank % gpus;
   return {torch::kCUDA, static_cast<c10::DeviceIndex>(index)};
+}
+
+torch::Device named_device(const std::string& name, const std::string& option) {
+  if (name == "cpu") return torch::kCPU;
+  if (name == "cuda") {
+    if (!torch::cuda::is_available()) throw Error(option + ": cuda: LibTorch sees no CUDA GPU", ErrorKind::bad_option);
+    return torch::kCUDA;
+  }
+  throw Error(option + ": unknown value '" + name + "' (cpu or cuda)", ErrorKind::bad_option);
 }
 
 torch::Device device_of(const torch::nn::Module& module) {

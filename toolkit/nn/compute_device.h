@@ -12,6 +12,10 @@ namespace csan::nn {
 
 torch::Device compute_device(bool force_cpu, int64_t local_rank = 0);
 
+// "cpu" or "cuda" as a user names it (`option` names the setting in errors): a csan::Error
+// of kind bad_option for another name, or for cuda where LibTorch sees no GPU.
+torch::Device named_device(const std::string& name, const std::string& option = "device");
+
 // The device a module's parameters live on (the CPU for a module without any).
 torch::Device device_of(const torch::nn::Module& module);
 

@@ -41,7 +41,7 @@ const core::OptionTable<TranslationOptions>& translation_option_table() {
 std::pair<std::string, std::string> languages(const TranslationOptions& o, const std::string& data_dir,
                                               const std::string& subset) {
   if (!o.source_lang.empty() && !o.target_lang.empty()) return {o.source_lang, o.target_lang};
-  if (!fs::is_directory(data_dir)) throw Error(data_dir + ": no such data directory");
+  if (!fs::is_directory(data_dir)) throw Error(data_dir + ": no such data directory", ErrorKind::missing_file);
   const std::regex pattern(subset + R"(\.([^.\-]+)-([^.\-]+)\.([^.]+)\.idx)");
   std::vector<std::pair<std::string, std::string>> found;
   for (const auto& entry : fs::directory_iterator(data_dir)) {

@@ -32,15 +32,6 @@ void validate(const generation::BatchLimits& limits) {
   if (limits.parallel_batches < 0) throw Error("parallel_batches: must not be negative", ErrorKind::bad_option);
 }
 
-bool decode_on_cpu(const std::string& device) {
-  if (device == "cpu") return true;
-  if (device == "cuda") {
-    if (!torch::cuda::is_available()) throw Error("device: cuda: LibTorch sees no CUDA GPU", ErrorKind::bad_option);
-    return false;
-  }
-  throw Error("device: unknown value '" + device + "' (cpu or cuda)", ErrorKind::bad_option);
-}
-
 }  // namespace
 
 bool TranslateOptions::operator==(const TranslateOptions& o) const {
@@ -58,7 +49,7 @@ struct Translator::Request {
 
 Translator::Translator(const TranslatorOptions& options, std::ostream& log) {
   if (options.paths.empty()) throw Error("path: no checkpoint given");
-  const bool cpu = decode_on_cpu(options.device);
+  const bool cpu = nn::named_device(options.device).is_cpu();
   generation::validate(options.precision);
   if (options.threads < 0) throw Error("threads: must not be negative (0: leave LibTorch's count as it is)", ErrorKind::bad_option);
   if (options.threads > 0) nn::use_compute_threads(options.threads, "threads");

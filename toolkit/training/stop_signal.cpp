@@ -7,11 +7,13 @@ namespace csan::training {
 namespace {
 volatile std::sig_atomic_t received = 0;
 struct sigaction previous_int, previous_term;
+int guards = 0;  // guards alive; the outermost installs and restores
 
 extern "C" void record_signal(int signal) { received = signal; }
 }  // namespace
 
 StopSignalGuard::StopSignalGuard() {
+  if (guards++ > 0) return;
   received = 0;
   struct sigaction action {};
   action.sa_handler = record_signal;
@@ -21,6 +23,7 @@ StopSignalGuard::StopSignalGuard() {
 }
 
 StopSignalGuard::~StopSignalGuard() {
+  if (--guards > 0) return;
   sigaction(SIGINT, &previous_int, nullptr);
   sigaction(SIGTERM, &previous_term, nullptr);
 }

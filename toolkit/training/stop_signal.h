@@ -6,6 +6,9 @@
 namespace csan::training {
 
 // Installs the handlers for the lifetime of the object and restores the previous ones.
+// Guards nest: an inner one (the training loop's) leaves the outer one's handlers and
+// the signal it already recorded in place, so that a caller that guards a whole run
+// (csan.train, from its set-up on) misses no signal.
 class StopSignalGuard {
  public:
   StopSignalGuard();

@@ -34,6 +34,7 @@ TrainLog::TrainLog(int64_t log_interval, int64_t max_update)
 
 void TrainLog::open_outputs(const TrainLogOutputs& outputs) {
   task_ = outputs.task;
+  on_record_ = outputs.on_record;
   if (!outputs.metrics_path.empty()) {
     if (outputs.resumed_at) truncate_metrics(outputs.metrics_path, *outputs.resumed_at);
     json_ = std::make_unique<JsonLinesWriter>(outputs.metrics_path, /*append=*/true);
@@ -121,24 +122,23 @@ void TrainLog::flush_interval(int64_t epoch, int64_t num_updates) {
          fmt("%.2f", interval_.ppl()) + " | lr " + fmt("%.4g", lr_) + " | gnorm " + fmt("%.3f", gnorm) + " | wps " +
          fmt("%.0f", wps) + " | ups " + fmt("%.2f", ups) +
          (loss_scale_ > 0 ? " | loss_scale " + fmt("%.4g", loss_scale_) : std::string()) + eta);
-  if (json_) {
-    std::map<std::string, JsonLinesWriter::Value> record{{"kind", std::string("train")},
-                                                         {"epoch", static_cast<long long>(epoch)},
-                                                         {"update", static_cast<long long>(num_updates)},
-                                                         {"loss", interval_.loss_bits()},
-                                                         {"nll_loss", interval_.nll_bits()},
-                                                         {"ppl", interval_.ppl()},
-                                                         {"lr", lr_},
-                                                         {"gnorm", gnorm},
-                                                         {"wps", wps},
-                                                         {"ups", ups},
-                                                         {"skipped", static_cast<long long>(interval_skipped_)},
-                                                         {"wall", seconds_since(run_start_)},
-                                                         {"rss_mib", core::resident_mib()},
-                                                         {"peak_rss_mib", core::peak_resident_mib()}};
+  if (json_ || on_record_) {
+    TrainLogRecord record{{"kind", std::string("train")},
+                          {"epoch", static_cast<long long>(epoch)},
+                          {"update", static_cast<long long>(num_updates)},
+                          {"loss", interval_.loss_bits()},
+                          {"nll_loss", interval_.nll_bits()},
+                          {"ppl", interval_.ppl()},
+                          {"lr", lr_},
+                          {"gnorm", gnorm},
+                          {"wps", wps},
+                          {"ups", ups},
+                          {"skipped", static_cast<long long>(interval_skipped_)},
+                          {"wall", seconds_since(run_start_)},
+                          {"rss_mib", core::resident_mib()},
+                          {"peak_rss_mib", core::peak_resident_mib()}};
     if (loss_scale_ > 0) record["loss_scale"] = loss_scale_;
-    if (!task_.empty()) record["task"] = task_;
-    json_->write(record);
+    emit(std::move(record));
   }
   if (tensorboard_) {
     std::vector<TensorboardScalar> scalars{{"loss", interval_.loss_bits()},
@@ -158,6 +158,12 @@ void TrainLog::flush_interval(int64_t epoch, int64_t num_updates) {
   interval_start_ = std::chrono::steady_clock::now();
 }
 
+void TrainLog::emit(TrainLogRecord record) {
+  if (!task_.empty()) record["task"] = task_;
+  if (json_) json_->write(record);
+  if (on_record_) on_record_(record);
+}
+
 void TrainLog::validation(int64_t epoch, int64_t num_updates, const std::string& subset, const StepStats& s,
                           double best_metric, const std::string& metric_name, double metric,
                           const std::vector<std::pair<std::string, double>>& metrics) {
@@ -166,19 +172,18 @@ void TrainLog::validation(int64_t epoch, int64_t num_updates, const std::string&
   info("epoch " + std::to_string(epoch) + " | valid on '" + subset + "' | update " + std::to_string(num_updates) +
        " | loss " + fmt("%.3f", s.loss_bits()) + " | nll " + fmt("%.3f", s.nll_bits()) + " | ppl " +
        fmt("%.2f", s.ppl()) + reported + " | best_" + metric_name + " " + fmt("%.3f", best_metric));
-  if (json_) {
-    std::map<std::string, JsonLinesWriter::Value> record{{"kind", std::string("valid")},
-                                                         {"epoch", static_cast<long long>(epoch)},
-                                                         {"update", static_cast<long long>(num_updates)},
-                                                         {"loss", s.loss_bits()},
-                                                         {"nll_loss", s.nll_bits()},
-                                                         {"ppl", s.ppl()},
-                                                         {metric_name, metric},
-                                                         {"best_" + metric_name, best_metric},
-                                                         {"wall", seconds_since(run_start_)}};
+  if (json_ || on_record_) {
+    TrainLogRecord record{{"kind", std::string("valid")},
+                          {"epoch", static_cast<long long>(epoch)},
+                          {"update", static_cast<long long>(num_updates)},
+                          {"loss", s.loss_bits()},
+                          {"nll_loss", s.nll_bits()},
+                          {"ppl", s.ppl()},
+                          {metric_name, metric},
+                          {"best_" + metric_name, best_metric},
+                          {"wall", seconds_since(run_start_)}};
     for (const auto& [name, value] : metrics) record[name] = value;
-    if (!task_.empty()) record["task"] = task_;
-    json_->write(record);
+    emit(std::move(record));
   }
   if (tensorboard_) {
     std::vector<TensorboardScalar> scalars{

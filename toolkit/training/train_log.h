@@ -10,6 +10,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,11 +25,17 @@
 
 namespace csan::training {
 
+// One record of metrics.jsonl (a train interval or a validation), as written there.
+using TrainLogRecord = std::map<std::string, JsonLinesWriter::Value>;
+// Called with every record as it is written (the Python package's csan.train on_log).
+using TrainLogCallback = std::function<void(const TrainLogRecord&)>;
+
 struct TrainLogOutputs {
   std::string metrics_path;           // "" writes no JSON
   std::string tensorboard_dir;        // "" writes no TensorBoard events
   std::string task;                   // the "task" of every metrics record
   std::optional<int64_t> resumed_at;  // the update count of the checkpoint resumed from
+  TrainLogCallback on_record;         // empty: none
 };
 
 class TrainLog {
@@ -53,9 +61,12 @@ class TrainLog {
 
  private:
   void flush_interval(int64_t epoch, int64_t num_updates);
+  // The one place records go out: metrics.jsonl and the callback.
+  void emit(TrainLogRecord record);
 
   std::unique_ptr<JsonLinesWriter> json_;
   std::unique_ptr<TensorboardWriter> tensorboard_;
+  TrainLogCallback on_record_;
   std::string task_;
   int64_t log_interval_;
   int64_t max_update_;

@@ -118,14 +118,15 @@ std::optional<checkpoint::TrainingProgress> resume(ResumePoint& from, Trainer& t
 // nothing behind (no empty save dir, no empty metrics.jsonl). Rank 0 alone writes files.
 void start_outputs(const core::Config& cfg, const Task& task, const CheckpointPolicy& policy,
                    std::unique_ptr<core::DirectoryLock>& lock, checkpoint::CheckpointMeta& meta,
-                   const std::string& run_info, std::optional<int64_t> resumed_at, TrainLog& log) {
+                   const std::string& run_info, std::optional<int64_t> resumed_at, const TrainLogCallback& on_record,
+                   TrainLog& log) {
   fs::create_directories(policy.save_dir);
   if (!lock) lock = std::make_unique<core::DirectoryLock>(policy.save_dir);
   meta.run_info = run_info;
   write_file_atomically(policy.save_dir + "/run.json", meta.run_info);
   write_file_atomically(policy.save_dir + "/recipe.yaml", meta.recipe_yaml);
-  log.open_outputs(
-      {policy.save_dir + "/metrics.jsonl", cfg.get<std::string>("common.tensorboard_logdir"), task.name(), resumed_at});
+  log.open_outputs({policy.save_dir + "/metrics.jsonl", cfg.get<std::string>("common.tensorboard_logdir"), task.name(),
+                    resumed_at, on_record});
 }
 
 // ---- the loop: updates, with validation and checkpoints at the end of each epoch and
@@ -298,7 +299,8 @@ class TrainingRun {
 
 }  // namespace
 
-int run_training(const core::Config& cfg, Task& task, const std::string& command_line) {
+int run_training(const core::Config& cfg, Task& task, const std::string& command_line,
+                 const TrainLogCallback& on_record) {
   const nn::ComputeThreads threads = nn::use_compute_threads(cfg.get<int64_t>("common.threads"), "common.threads");
   // Lines for the log from components built before it (warnings); rank 0 only, once the
   // trainer knows the rank.
@@ -356,7 +358,7 @@ int run_training(const core::Config& cfg, Task& task, const std::string& command
   if (master)
     start_outputs(cfg, task, policy, lock, meta,
                   run_info_json(cfg, command_line, distributed.world_size, nn::count_parameters(trainer.model())),
-                  resumed_at, log);
+                  resumed_at, on_record, log);
   return TrainingRun(schedule, policy, cfg.get<bool>("checkpoint.no_save"), task, train_data, meta, trainer, validation,
                      log, epochs, progress)
       .train();

@@ -7,12 +7,15 @@
 
 #include "toolkit/core/config.h"
 #include "toolkit/training/task.h"
+#include "toolkit/training/train_log.h"
 
 namespace csan::training {
 
 // Exit status: 0 when training ended normally; 128 + signal after SIGINT/SIGTERM
 // (a checkpoint was saved first, so rerunning the same command resumes).
-// `command_line` is recorded in SAVE_DIR/run.json and the checkpoints.
-int run_training(const core::Config& cfg, Task& task, const std::string& command_line = "");
+// `command_line` is recorded in SAVE_DIR/run.json and the checkpoints; `on_record`, when
+// set, gets every metrics.jsonl record as it is written (rank 0 only).
+int run_training(const core::Config& cfg, Task& task, const std::string& command_line = "",
+                 const TrainLogCallback& on_record = {});
 
 }  // namespace csan::training

@@ -8,7 +8,7 @@
 #include <memory>
 #include <sstream>
 
-#include "errors.h"
+#include "inference_bindings.h"
 #include "toolkit/nn/precision.h"
 #include "toolkit/tasks/translator.h"
 
@@ -35,8 +35,6 @@ std::unique_ptr<tasks::Translator> make_translator(const std::vector<std::string
 }
 
 }  // namespace
-
-void bind_translator(py::module_& m);
 
 void bind_translator(py::module_& m) {
   py::class_<tasks::TextHypothesis>(m, "Hypothesis")
@@ -101,9 +99,3 @@ void bind_translator(py::module_& m) {
 }
 
 }  // namespace csan::python
-
-PYBIND11_MODULE(_inference, m) {
-  m.doc() = "csan's models, bound for the csan package (private: use csan.Translator)";
-  csan::python::register_error_translation();
-  csan::python::bind_translator(m);
-}
