@@ -6,12 +6,21 @@
 #include <fstream>
 #include <mutex>
 
+#include <sys/resource.h>
+
 #include "toolkit/core/error.h"
 #include "toolkit/serve/stop_signals.h"
 
 namespace csan::serve {
 
 void run_serve(const ServeCommand& command, std::ostream& log) {
+  // Each connection holds a descriptor: allow as many as the hard limit, so that many idle
+  // clients cannot make accept() fail for the others.
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
   std::ofstream access_file;
   if (!command.access_log.empty()) {
     access_file.open(command.access_log, std::ios::app);

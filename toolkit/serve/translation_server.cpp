@@ -148,7 +148,10 @@ void TranslationServer::route() {
         timing.started ? std::chrono::duration<double>(Clock::now() - timing.start).count() : 0.0;
     access_.write(request.remote_addr, request.method, request.path, response.status, timing.sentences,
                   seconds * 1000);
-    metrics_.request(request.path.size() > 64 ? "other" : request.path, response.status, seconds);
+    // Routes, not paths, as labels: a client inventing paths must not grow the metrics.
+    const bool known = request.path == "/translate" || request.path == "/models" || request.path == "/health" ||
+                       request.path == "/metrics" || request.path == "/";
+    metrics_.request(known ? request.path : "other", response.status, seconds);
     timing = RequestTiming{};
   });
   // Statuses httplib sets itself (404, 413 before the body is read, 400 for a request it
