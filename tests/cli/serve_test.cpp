@@ -361,7 +361,7 @@ TEST_F(ServeCli, ModelsHealthMetricsAndAccessLog) {
         "csan_serve_request_duration_seconds_count 2", "csan_serve_queue_length{model=\"second\"} 0"})
     EXPECT_NE(metrics->body.find(line + "\n"), std::string::npos) << line << "\n" << metrics->body;
   const auto log = lines_of(read_file(dir + "/access.log"));
-  ASSERT_EQ(log.size(), 4u) << read_file(dir + "/access.log");
+  ASSERT_GE(log.size(), 4u) << read_file(dir + "/access.log");  // GET /metrics may be logged after its answer
   EXPECT_NE(log[0].find(" 127.0.0.1 GET /models 200 0 "), std::string::npos) << log[0];
   EXPECT_NE(log[2].find(" 127.0.0.1 POST /translate 200 2 "), std::string::npos) << log[2];
 }
@@ -389,7 +389,7 @@ TEST_F(ServeCli, ConcurrentClientsEachGetTheirOwnAnswer) {
   EXPECT_EQ(wrong.load(), 0);
   auto metrics = server.client().Get("/metrics");
   ASSERT_TRUE(metrics);
-  EXPECT_NE(metrics->body.find("csan_serve_sentences_total 200\n"), std::string::npos);
+  EXPECT_NE(metrics->body.find("csan_serve_sentences_total 200\n"), std::string::npos) << metrics->body;
   // Dynamic batching happened: fewer batches than requests.
   const size_t at = metrics->body.find("csan_serve_batch_sentences_count ");
   ASSERT_NE(at, std::string::npos);
@@ -470,12 +470,17 @@ TEST_F(ServeCli, FaultyClientsDoNotDisturbTheOthers) {
   EXPECT_NE(server.log().find("POST /translate 413"), std::string::npos) << server.log();
 }
 
-// SIGTERM while 8 clients keep sending: every request the server accepted is answered
-// (correctly), later connections are refused, and the process exits 0.
+// SIGTERM while 8 clients keep sending: every request the server read (its access log has
+// it) is answered with its translation, later connections are refused, the process exits
+// 0. (A connection still in the kernel's backlog when the server stops listening is reset
+// unread, as with any server closing its socket: the client sees no answer and no error.)
 TEST_F(ServeCli, SigtermUnderLoadAnswersEveryAcceptedRequest) {
-  ServerProcess server(serve_args({"--max-wait-ms", "20"}), scratch());
-  std::atomic<int> answered{0}, refused{0}, failed{0};
+  const std::string dir = scratch();
+  ServerProcess server(serve_args({"--max-wait-ms", "20", "--access-log", dir + "/access.log"}), dir);
+  std::atomic<int> answered{0}, unanswered{0}, wrong{0};
   std::atomic<bool> stop{false};
+  std::mutex mutex;
+  std::vector<std::string> problems;
   std::vector<std::thread> clients;
   for (int c = 0; c < 8; ++c)
     clients.emplace_back([&, c] {
@@ -483,11 +488,18 @@ TEST_F(ServeCli, SigtermUnderLoadAnswersEveryAcceptedRequest) {
         auto client = server.client();
         client.set_keep_alive(false);
         auto r = client.Post("/translate", json{{"text", lines_[i]}}.dump(), "application/json");
-        if (!r && r.error() == httplib::Error::Connection) {
-          ++refused;
-          return;
+        if (!r) {
+          ++unanswered;
+          if (r.error() == httplib::Error::Connection) return;  // refused: the server stopped listening
+          continue;
         }
-        (r && r->status == 200 && json::parse(r->body).at("translation") == expected_[i] ? answered : failed)++;
+        if (r->status == 200 && json::parse(r->body).at("translation") == expected_[i]) {
+          ++answered;
+        } else {
+          ++wrong;
+          std::lock_guard<std::mutex> lock(mutex);
+          problems.push_back(std::to_string(r->status) + " " + r->body);
+        }
       }
     });
   while (answered < 40) std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -495,8 +507,13 @@ TEST_F(ServeCli, SigtermUnderLoadAnswersEveryAcceptedRequest) {
   EXPECT_EQ(server.wait(60), 0) << server.log();
   stop = true;
   for (auto& t : clients) t.join();
-  EXPECT_EQ(failed.load(), 0);
-  EXPECT_GE(answered.load(), 40);
+  EXPECT_EQ(wrong.load(), 0) << (problems.empty() ? "" : problems[0]);
+  int logged = 0;
+  for (const auto& line : lines_of(read_file(dir + "/access.log"))) {
+    EXPECT_NE(line.find(" POST /translate 200 1 "), std::string::npos) << line;
+    ++logged;
+  }
+  EXPECT_EQ(logged, answered.load()) << "requests read by the server but not answered";
   EXPECT_NE(server.log().find("SIGTERM: no new connections"), std::string::npos) << server.log();
 }
 

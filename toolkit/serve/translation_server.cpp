@@ -99,6 +99,12 @@ TranslationServer::TranslationServer(const std::vector<ModelSpec>& models, const
   http_->new_task_queue = [connections] { return new ConnectionThreads(connections); };
   http_->set_payload_max_length(options_.max_body_bytes);
   http_->set_read_timeout(static_cast<time_t>(options_.read_timeout_s), 0);
+  // httplib's default also sets SO_REUSEPORT, with which a second server on a port in use
+  // binds it too and shares the connections instead of failing.
+  http_->set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   route();
   port_ = options_.port == 0 ? http_->bind_to_any_port(options_.host) : options_.port;
   if (port_ < 0 || (options_.port != 0 && !http_->bind_to_port(options_.host, options_.port)))
