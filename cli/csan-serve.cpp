@@ -52,9 +52,8 @@ int serve_main(int argc, char** argv) {
       "max-body-bytes", po::value<int64_t>(&max_body)->default_value(1 << 20), "larger request bodies get 413")(
       "max-sentences", po::value<int64_t>(&max_sentences)->default_value(256), "sentences per request (more: 413)")(
       "max-sentence-bytes", po::value<int64_t>(&max_sentence_bytes)->default_value(4096),
-      "bytes per sentence (more: 413)")(
-      "timeout-ms", po::value<int64_t>(&s.timeout_ms)->default_value(30000),
-      "a request not answered within this gets 504")(
+      "bytes per sentence (more: 413)")("timeout-ms", po::value<int64_t>(&s.timeout_ms)->default_value(30000),
+                                        "a request not answered within this gets 504")(
       "max-connections", po::value<int64_t>(&max_connections)->default_value(1024),
       "connections served at once, each on its own thread; more wait")(
       "read-timeout", po::value<int64_t>(&s.read_timeout_s)->default_value(5),

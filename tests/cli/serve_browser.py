@@ -10,12 +10,15 @@ import argparse
 import shutil
 import sys
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
-from selenium.webdriver.common.by import By
-from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support import expected_conditions as ec
-from selenium.webdriver.support.ui import WebDriverWait
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+except ImportError:
+    sys.exit("serve_browser.py: needs python3-selenium, chromium and chromium-driver (tools/install-deps.sh --browser)")
 
 
 def browser() -> webdriver.Chrome:

@@ -160,14 +160,16 @@ class ServeCli : public ::testing::Test {
       for (const auto& l : lines) input << l << "\n";
       input.close();
       const std::string model = dir + "/ckpt/checkpoint_last.pt";
-      auto plain = run({bin("csan-generate"), "--path", model, "--input", dir + "/input.txt", "--output-format", "plain"});
+      auto plain =
+          run({bin("csan-generate"), "--path", model, "--input", dir + "/input.txt", "--output-format", "plain"});
       ASSERT_EQ(plain.exit_code, 0) << describe(plain);
       std::ofstream(dir + "/expected.txt") << plain.out;
       auto nbest = run({bin("csan-generate"), "--path", model, "--input", dir + "/input.txt", "--nbest", "3"});
       ASSERT_EQ(nbest.exit_code, 0) << describe(nbest);
       std::ofstream(dir + "/expected-nbest3.txt") << nbest.out;
-      auto options = run({bin("csan-generate"), "--path", model, "--input", dir + "/input.txt", "--output-format",
-                          "plain", "--beam", "3", "--lenpen", "0.6", "--max-len-b", "12", "--no-repeat-ngram-size", "2"});
+      auto options =
+          run({bin("csan-generate"), "--path", model, "--input", dir + "/input.txt", "--output-format", "plain",
+               "--beam", "3", "--lenpen", "0.6", "--max-len-b", "12", "--no-repeat-ngram-size", "2"});
       ASSERT_EQ(options.exit_code, 0) << describe(options);
       std::ofstream(dir + "/expected-options.txt") << options.out;
     });
@@ -252,8 +254,8 @@ TEST_F(ServeCli, NBestAndScoresEqualCsanGenerate) {
 TEST_F(ServeCli, SearchOptionsEqualCsanGenerate) {
   ServerProcess server(serve_args(), scratch());
   auto client = server.client();
-  const json reply = post(
-      client, {{"q", lines_}, {"beam", 3}, {"lenpen", 0.6}, {"max_len_b", 12}, {"no_repeat_ngram_size", 2}}, 200);
+  const json reply =
+      post(client, {{"q", lines_}, {"beam", 3}, {"lenpen", 0.6}, {"max_len_b", 12}, {"no_repeat_ngram_size", 2}}, 200);
   const auto expected = lines_of(read_file(dir_ + "/expected-options.txt"));
   EXPECT_EQ(texts(reply), expected);
   EXPECT_NE(expected, expected_);  // the options change the translations, else this proves nothing
@@ -353,12 +355,12 @@ TEST_F(ServeCli, ModelsHealthMetricsAndAccessLog) {
   EXPECT_EQ(health->body, "{\"status\":\"ok\"}\n");
   auto metrics = client.Get("/metrics");
   ASSERT_TRUE(metrics);
-  for (const std::string line :
-       {"csan_serve_requests_total{route=\"/translate\",status=\"200\"} 1",
-        "csan_serve_requests_total{route=\"/translate\",status=\"400\"} 1",
-        "csan_serve_requests_total{route=\"/models\",status=\"200\"} 1", "csan_serve_errors_total{kind=\"unknown_model\"} 1",
-        "csan_serve_sentences_total 2", "csan_serve_batch_sentences_count 1",
-        "csan_serve_request_duration_seconds_count 2", "csan_serve_queue_length{model=\"second\"} 0"})
+  for (const std::string line : {"csan_serve_requests_total{route=\"/translate\",status=\"200\"} 1",
+                                 "csan_serve_requests_total{route=\"/translate\",status=\"400\"} 1",
+                                 "csan_serve_requests_total{route=\"/models\",status=\"200\"} 1",
+                                 "csan_serve_errors_total{kind=\"unknown_model\"} 1", "csan_serve_sentences_total 2",
+                                 "csan_serve_batch_sentences_count 1", "csan_serve_request_duration_seconds_count 2",
+                                 "csan_serve_queue_length{model=\"second\"} 0"})
     EXPECT_NE(metrics->body.find(line + "\n"), std::string::npos) << line << "\n" << metrics->body;
   const auto log = lines_of(read_file(dir + "/access.log"));
   ASSERT_GE(log.size(), 4u) << read_file(dir + "/access.log");  // GET /metrics may be logged after its answer
@@ -576,8 +578,8 @@ TEST_F(ServeCli, WebPageInHeadlessChromium) {
   const std::string dir = scratch();
   ServerProcess server(serve_args({"--max-sentence-bytes", "200"}), dir);
   auto r = run({"/usr/bin/python3", std::string(CSAN_SOURCE_DIR) + "/tests/cli/serve_browser.py", "--url",
-                "http://127.0.0.1:" + std::to_string(server.port()) + "/", "--text", lines_[0], "--expect", expected_[0],
-                "--text2", lines_[1], "--expect2", expected_[1]},
+                "http://127.0.0.1:" + std::to_string(server.port()) + "/", "--text", lines_[0], "--expect",
+                expected_[0], "--text2", lines_[1], "--expect2", expected_[1]},
                "", {"HOME=" + dir});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("browser test passed"), std::string::npos) << r.out << r.err;

@@ -22,8 +22,7 @@ BatchQueue::~BatchQueue() {
 }
 
 std::shared_ptr<TranslationJob> BatchQueue::submit(std::vector<std::string> lines,
-                                                   const tasks::TranslateOptions& options,
-                                                   Clock::time_point deadline) {
+                                                   const tasks::TranslateOptions& options, Clock::time_point deadline) {
   auto job = std::make_shared<TranslationJob>();
   for (const auto& line : lines) job->source_tokens += translator_.source_tokens(line);
   job->lines = std::move(lines);

@@ -98,7 +98,8 @@ std::string Metrics::render(const std::vector<std::pair<std::string, size_t>>& q
   out += "csan_serve_sentences_total " + std::to_string(sentences_) + "\n";
   help_header(out, "csan_serve_source_tokens_total", "counter", "Source tokens translated (</s> included).");
   out += "csan_serve_source_tokens_total " + std::to_string(source_tokens_) + "\n";
-  help_header(out, "csan_serve_target_tokens_total", "counter", "Target tokens produced (best hypotheses, </s> included).");
+  help_header(out, "csan_serve_target_tokens_total", "counter",
+              "Target tokens produced (best hypotheses, </s> included).");
   out += "csan_serve_target_tokens_total " + std::to_string(target_tokens_) + "\n";
   help_header(out, "csan_serve_translate_seconds_total", "counter", "Time the models spent translating batches.");
   out += "csan_serve_translate_seconds_total " + prometheus_number(busy_seconds_) + "\n";

@@ -1,12 +1,12 @@
 #include "toolkit/serve/serve_command.h"
 
+#include <sys/resource.h>
+
 #include <atomic>
 #include <csignal>
 #include <cstring>
 #include <fstream>
 #include <mutex>
-
-#include <sys/resource.h>
 
 #include "toolkit/core/error.h"
 #include "toolkit/serve/stop_signals.h"

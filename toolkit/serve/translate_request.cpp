@@ -42,7 +42,8 @@ std::string line_field(const json& value, const std::string& field, const Reques
     throw RequestError(413, field,
                        std::to_string(text.size()) + " bytes, more than the server's limit of " +
                            std::to_string(limits.max_sentence_bytes) + " per sentence");
-  if (text.find_first_of("\r\n") != std::string::npos) bad_field(field, "contains a line break (send each line as an item of \"q\")");
+  if (text.find_first_of("\r\n") != std::string::npos)
+    bad_field(field, "contains a line break (send each line as an item of \"q\")");
   return text;
 }
 
@@ -67,7 +68,8 @@ TranslateRequest parse_translate_request(std::string_view body, const RequestLim
   bool beam_given = false, nbest_given = false;
   for (const auto& [key, value] : root.items()) {
     if (key == "model") {
-      if (!value.is_string() || value.get<std::string>().empty()) bad_field(key, "must be a model's name (see GET /models)");
+      if (!value.is_string() || value.get<std::string>().empty())
+        bad_field(key, "must be a model's name (see GET /models)");
       request.model = value.get<std::string>();
     } else if (key == "text") {
       request.lines = {line_field(value, key, limits)};
@@ -78,7 +80,8 @@ TranslateRequest parse_translate_request(std::string_view body, const RequestLim
         throw RequestError(413, key,
                            std::to_string(value.size()) + " sentences, more than the server's limit of " +
                                std::to_string(limits.max_sentences) + " per request");
-      for (size_t i = 0; i < value.size(); ++i) request.lines.push_back(line_field(value[i], "q[" + std::to_string(i) + "]", limits));
+      for (size_t i = 0; i < value.size(); ++i)
+        request.lines.push_back(line_field(value[i], "q[" + std::to_string(i) + "]", limits));
     } else if (key == "beam") {
       s.beam = integer_field(value, key, 1, limits.max_beam);
       beam_given = true;
@@ -105,7 +108,8 @@ TranslateRequest parse_translate_request(std::string_view body, const RequestLim
       if (s.sampling_topk == 0) bad_field(key, "must be positive (or -1 for all)");
     } else if (key == "sampling_topp") {
       s.sampling_topp = number_field(value, key);
-      if (s.sampling_topp != -1.0 && !(s.sampling_topp > 0 && s.sampling_topp <= 1)) bad_field(key, "must be in (0, 1] (or -1 for all)");
+      if (s.sampling_topp != -1.0 && !(s.sampling_topp > 0 && s.sampling_topp <= 1))
+        bad_field(key, "must be in (0, 1] (or -1 for all)");
     } else if (key == "temperature") {
       s.temperature = number_field(value, key);
       if (!(s.temperature > 0)) bad_field(key, "must be greater than 0");
@@ -114,12 +118,14 @@ TranslateRequest parse_translate_request(std::string_view body, const RequestLim
     } else if (key == "scores") {
       request.positional_scores = boolean_field(value, key);
     } else {
-      bad_field(key, "unknown field (model, text, q, beam, n_best, lenpen, max_len_a, max_len_b, min_len, unkpen, "
-               "no_repeat_ngram_size, sampling, sampling_topk, sampling_topp, temperature, seed, scores)");
+      bad_field(key,
+                "unknown field (model, text, q, beam, n_best, lenpen, max_len_a, max_len_b, min_len, unkpen, "
+                "no_repeat_ngram_size, sampling, sampling_topk, sampling_topp, temperature, seed, scores)");
     }
   }
   if (root.contains("text") && root.contains("q")) bad_field("q", "give either \"text\" or \"q\", not both");
-  if (!root.contains("text") && !root.contains("q")) bad_field("text", "missing (give \"text\": a line, or \"q\": a list of lines)");
+  if (!root.contains("text") && !root.contains("q"))
+    bad_field("text", "missing (give \"text\": a line, or \"q\": a list of lines)");
   // n_best alone raises the beam to it, as a client asking for 8 alternatives expects.
   if (nbest_given && !beam_given && s.nbest > s.beam) s.beam = s.nbest;
   if (s.nbest > s.beam) bad_field("n_best", "must not exceed beam (" + std::to_string(s.beam) + ")");

@@ -99,11 +99,16 @@ TranslationServer::TranslationServer(const std::vector<ModelSpec>& models, const
   http_->new_task_queue = [connections] { return new ConnectionThreads(connections); };
   http_->set_payload_max_length(options_.max_body_bytes);
   http_->set_read_timeout(static_cast<time_t>(options_.read_timeout_s), 0);
-  // httplib's default also sets SO_REUSEPORT, with which a second server on a port in use
-  // binds it too and shares the connections instead of failing.
-  http_->set_socket_options([](socket_t sock) {
+  // A connection silent this long is closed, before its first request as between two.
+  http_->set_keep_alive_timeout(static_cast<time_t>(options_.read_timeout_s));
+  // httplib's default socket options also set SO_REUSEPORT, with which a second server on
+  // a port in use binds it too and shares its connections instead of failing. The socket
+  // is kept to deepen its backlog below.
+  auto listening = std::make_shared<socket_t>(INVALID_SOCKET);
+  http_->set_socket_options([listening](socket_t sock) {
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    *listening = sock;
   });
   route();
   port_ = options_.port == 0 ? http_->bind_to_any_port(options_.host) : options_.port;
@@ -111,10 +116,13 @@ TranslationServer::TranslationServer(const std::vector<ModelSpec>& models, const
     throw Error("port: cannot listen on " + options_.host + ":" + std::to_string(options_.port) +
                     " (in use, or not an address of this machine)",
                 ErrorKind::bad_option);
+  // httplib listens with a backlog of 5: a burst of clients (many idle connections, a
+  // load test) would have their SYNs dropped and retried after seconds. Linux lets
+  // listen() be called again on a listening socket to change its backlog.
+  if (*listening != INVALID_SOCKET) ::listen(*listening, SOMAXCONN);
   std::string names;
   for (const auto& m : models_) names += (names.empty() ? "" : ", ") + m->name + " (" + m->architecture + ")";
-  log_ << "csan-serve: listening on http://" << options_.host << ":" << port_ << "/ with models " << names
-       << std::endl;
+  log_ << "csan-serve: listening on http://" << options_.host << ":" << port_ << "/ with models " << names << std::endl;
 }
 
 TranslationServer::~TranslationServer() = default;
@@ -150,10 +158,8 @@ void TranslationServer::route() {
     return httplib::Server::HandlerResponse::Unhandled;
   });
   http_->set_logger([this](const httplib::Request& request, const httplib::Response& response) {
-    const double seconds =
-        timing.started ? std::chrono::duration<double>(Clock::now() - timing.start).count() : 0.0;
-    access_.write(request.remote_addr, request.method, request.path, response.status, timing.sentences,
-                  seconds * 1000);
+    const double seconds = timing.started ? std::chrono::duration<double>(Clock::now() - timing.start).count() : 0.0;
+    access_.write(request.remote_addr, request.method, request.path, response.status, timing.sentences, seconds * 1000);
     // Routes, not paths, as labels: a client inventing paths must not grow the metrics.
     const bool known = request.path == "/translate" || request.path == "/models" || request.path == "/health" ||
                        request.path == "/metrics" || request.path == "/";
@@ -162,23 +168,24 @@ void TranslationServer::route() {
   });
   // Statuses httplib sets itself (404, 413 before the body is read, 400 for a request it
   // cannot parse) get the same one-line JSON as ours; ours already have a body.
-  http_->set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& request,
-                                                                   httplib::Response& response) {
-    if (!response.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    switch (response.status) {
-      case 404:
-        reply_error(response, 404, "no such route: " + request.method + " " + request.path +
-                                       " (POST /translate, GET /models, /health, /metrics, /)");
-        break;
-      case 413:
-        reply_error(response, 413, "the body is larger than the server's limit (--max-body-bytes)");
-        break;
-      default:
-        reply_error(response, response.status,
-                    response.status == 400 ? "not an HTTP request this server can read" : "HTTP error");
-    }
-    return httplib::Server::HandlerResponse::Handled;
-  }));
+  http_->set_error_handler(
+      httplib::Server::HandlerWithResponse([](const httplib::Request& request, httplib::Response& response) {
+        if (!response.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        switch (response.status) {
+          case 404:
+            reply_error(response, 404,
+                        "no such route: " + request.method + " " + request.path +
+                            " (POST /translate, GET /models, /health, /metrics, /)");
+            break;
+          case 413:
+            reply_error(response, 413, "the body is larger than the server's limit (--max-body-bytes)");
+            break;
+          default:
+            reply_error(response, response.status,
+                        response.status == 400 ? "not an HTTP request this server can read" : "HTTP error");
+        }
+        return httplib::Server::HandlerResponse::Handled;
+      }));
   http_->set_exception_handler([](const httplib::Request&, httplib::Response& response, std::exception_ptr error) {
     std::string message = "internal error";
     try {
@@ -190,9 +197,8 @@ void TranslationServer::route() {
     reply_error(response, 500, message);
   });
 
-  http_->Post("/translate", [this](const httplib::Request& request, httplib::Response& response) {
-    translate(request, response);
-  });
+  http_->Post("/translate",
+              [this](const httplib::Request& request, httplib::Response& response) { translate(request, response); });
   http_->Get("/models", [this](const httplib::Request&, httplib::Response& response) {
     response.set_content(models_json(), "application/json");
   });
@@ -232,8 +238,9 @@ void TranslationServer::translate(const httplib::Request& request, httplib::Resp
     for (const auto& m : models_) names += (names.empty() ? "" : ", ") + m->name;
     metrics_.error("unknown_model");
     return reply_error(response, 400,
-                       parsed.model.empty() ? "model: missing (this server has several: " + names + ")"
-                                            : "model: unknown model '" + parsed.model + "' (this server has " + names + ")",
+                       parsed.model.empty()
+                           ? "model: missing (this server has several: " + names + ")"
+                           : "model: unknown model '" + parsed.model + "' (this server has " + names + ")",
                        "model");
   }
   tasks::TranslateOptions options;

@@ -40,12 +40,12 @@ struct ModelSpec {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  int port = 8080;                     // 0: any free port (the log says which)
-  size_t max_body_bytes = 1 << 20;     // larger bodies get 413 without being read
-  int64_t timeout_ms = 30000;          // a request not answered by then gets 504
-  size_t max_connections = 1024;       // connections served at once; more wait for a thread
-  int64_t read_timeout_s = 5;          // a client silent this long mid-request is dropped
-  int64_t batch_size = 64;             // sentences per decoding batch (csan-generate's --batch-size)
+  int port = 8080;                  // 0: any free port (the log says which)
+  size_t max_body_bytes = 1 << 20;  // larger bodies get 413 without being read
+  int64_t timeout_ms = 30000;       // a request not answered by then gets 504
+  size_t max_connections = 1024;    // connections served at once; more wait for a thread
+  int64_t read_timeout_s = 5;       // a client silent this long mid-request is dropped
+  int64_t batch_size = 64;          // sentences per decoding batch (csan-generate's --batch-size)
   RequestLimits request;
   QueueOptions queue;
 };

@@ -1,8 +1,7 @@
 // serve::parse_translate_request on any body: it returns a request within the limits or
 // throws RequestError with status 400 or 413 and a one-line message; nothing else.
-#include "toolkit/serve/translate_request.h"
-
 #include "../fuzz_targets.h"
+#include "toolkit/serve/translate_request.h"
 
 namespace csan::fuzz {
 
