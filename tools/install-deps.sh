@@ -6,18 +6,22 @@
 #   tools/install-deps.sh          what the build and the tests need
 #   tools/install-deps.sh --fuzz   also clang and libFuzzer, for tools/fuzz.sh
 #   tools/install-deps.sh --plots  also python3-matplotlib, for tools/plot-curves
+#   tools/install-deps.sh --browser also Chromium, its driver and Selenium, for csan-serve's
+#                                   web page test (tools/test.sh, and so CI, installs them)
 # The default install leaves the optional tools out (no test or executable needs them).
 set -euo pipefail
 source "$(dirname "$0")/script-help.sh"
 
 fuzz=0
 plots=0
+browser=0
 for arg in "$@"; do
   case "$arg" in
     --fuzz) fuzz=1 ;;
     --plots) plots=1 ;;
+    --browser) browser=1 ;;
     -h | --help) script_help "$0"; exit 0 ;;
-    *) echo "install-deps: error: unknown option '$arg' (--fuzz, --plots, --help)" >&2; exit 2 ;;
+    *) echo "install-deps: error: unknown option '$arg' (--fuzz, --plots, --browser, --help)" >&2; exit 2 ;;
   esac
 done
 
@@ -37,10 +41,15 @@ packages=(
   # The Python package (python/): built with pybind11 against Debian's Python, installed
   # by pip without downloading a build backend, tested by pytest.
   python3-dev pybind11-dev python3-setuptools python3-pip python3-venv python3-pytest
+  libcpp-httplib-dev  # csan-serve's HTTP server (and the tests' client)
 )
 if ((fuzz)); then
   # -fsanitize=fuzzer,address,undefined: clang with its sanitizer and libFuzzer runtimes.
   packages+=(clang-14 libclang-rt-14-dev libfuzzer-14-dev)
+fi
+if ((browser)); then
+  # ServeCli.WebPageInHeadlessChromium drives the page in headless Chromium.
+  packages+=(chromium chromium-driver python3-selenium)
 fi
 if ((plots)); then
   packages+=(python3-matplotlib)

@@ -16,7 +16,7 @@ for a in "$@"; do
     *) args+=("$a") ;;
   esac
 done
-"$root/tools/install-deps.sh"
+"$root/tools/install-deps.sh" --browser  # csan-serve's page test runs in headless Chromium
 if [ $sanitize = 1 ]; then
   export CSAN_BUILD_DIR=${CSAN_BUILD_DIR:-$root/build-sanitize}
   args+=(-DCSAN_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo)

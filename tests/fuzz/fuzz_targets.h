@@ -36,6 +36,8 @@ void conllu(const uint8_t* data, size_t size);
 // safetensors::Reader: a mode byte (bit 0: fill in a csan header's checksum first; bit 1:
 // require one), then the file; what reads must write back and read again the same.
 void safetensors(const uint8_t* data, size_t size);
+// serve::parse_translate_request: a POST /translate body (csan-serve's JSON and option layer).
+void serve_request(const uint8_t* data, size_t size);
 
 // Targets that need LibTorch (tests/fuzz/torch_targets/; the libFuzzer build has them only
 // when LibTorch is installed).

@@ -89,6 +89,10 @@ std::vector<generation::SourceSentence> Translator::encode(const std::vector<std
   return sentences;
 }
 
+int64_t Translator::source_tokens(const std::string& line) const {
+  return static_cast<int64_t>(source_codec_->encode(line, "input", 1, max_source_positions_).ids.size());
+}
+
 std::vector<std::vector<TextHypothesis>> Translator::translate(const std::vector<std::string>& lines,
                                                                const TranslateOptions& options,
                                                                const std::string& origin) {

@@ -78,6 +78,11 @@ class Translator {
   std::vector<ForcedScore> score(const std::vector<std::string>& sources, const std::vector<std::string>& targets,
                                  const generation::BatchLimits& limits = {});
 
+  // The number of source tokens `line` encodes to (its </s> included, cut to the models'
+  // positions as translate() cuts it): what a server counts to fill batches by tokens.
+  // Throws csan::Error for a line that is not UTF-8.
+  int64_t source_tokens(const std::string& line) const;
+
   const std::string& source_language() const { return ensemble_.src_lang; }
   const std::string& target_language() const { return ensemble_.tgt_lang; }
   generation::InferencePrecision precision() const { return precision_; }
