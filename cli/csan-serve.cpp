@@ -1,4 +1,4 @@
-// csan-serve --path CKPT[:CKPT...] [--path ... --name ...] [options]: a translation server
+// csan-serve --path CKPT[:CKPT...] [--path ... --name ...] [options]: an HTTP server
 // that keeps the models loaded and batches concurrent requests. Parses the options and
 // calls the library (toolkit/serve/).
 #include <boost/program_options.hpp>

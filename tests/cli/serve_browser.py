@@ -12,6 +12,7 @@ import sys
 
 try:
     from selenium import webdriver
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -39,7 +40,9 @@ def main() -> int:
     args = parser.parse_args()
     page = browser()
     try:
-        wait = WebDriverWait(page, 60)
+        # The page replaces its result list when an answer arrives: an element found just
+        # before that is stale, and the wait looks again.
+        wait = WebDriverWait(page, 60, ignored_exceptions=(StaleElementReferenceException,))
         page.get(args.url)
         wait.until(lambda p: p.find_element(By.ID, "model").get_attribute("data-loaded") == "true")
         picker = page.find_element(By.ID, "model")
