@@ -75,6 +75,9 @@ def main() -> int:
         source.send_keys(Keys.CONTROL, Keys.ENTER)
         wait.until(lambda p: p.find_element(By.CSS_SELECTOR, "#result li .translation").text == args.expect2)
 
+        # The button is enabled again once the answer is shown and the request done.
+        wait.until(lambda p: p.find_element(By.ID, "translate").is_enabled())
+
         # A sentence over the server's --max-sentence-bytes: the error in words, no result.
         source.clear()
         source.send_keys("x" * 300)
