@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "inference_bindings.h"
+#include "toolkit/core/allocator_tuning.h"
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/data/conllu.h"
 #include "toolkit/tasks/tagger.h"
@@ -18,6 +19,7 @@ void bind_tagger(py::module_& m) {
   py::class_<tasks::Tagger>(m, "Tagger")
       .def(py::init([](const std::vector<std::string>& paths, const std::string& device, int64_t threads) {
              py::gil_scoped_release release;
+             core::keep_large_allocations_mapped();  // as for csan.Translator (translator_binding.cpp)
              return std::make_unique<tasks::Tagger>(tasks::TaggerOptions{paths, device, threads});
            }),
            py::arg("paths"), py::arg("device"), py::arg("threads"))
