@@ -14,10 +14,12 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -272,6 +274,7 @@ TEST_F(ServeCli, BadRequestsGetOneLineJsonErrorsNamingTheField) {
   };
   const std::vector<Case> cases = {
       {"{\"q\": [\"a\"", 400, "", "malformed JSON"},
+      {"{\"text\": \"a\", \"beam\": 1e999}", 400, "", "malformed JSON: number overflow parsing '1e999'"},
       {"[1, 2]", 400, "", "must be a JSON object"},
       {"{\"text\": \"caf\xc3\"}", 400, "", "not valid UTF-8"},
       {"{\"text\": \"a\", \"model\": \"nope\"}", 400, "model", "unknown model 'nope'"},
@@ -517,6 +520,25 @@ TEST_F(ServeCli, SigtermUnderLoadAnswersEveryAcceptedRequest) {
   }
   EXPECT_EQ(logged, answered.load()) << "requests read by the server but not answered";
   EXPECT_NE(server.log().find("SIGTERM: no new connections"), std::string::npos) << server.log();
+}
+
+// The soak test's short version: tools/bench/serve-load --soak (the 10-minute benchmark's
+// script) with 8 clients for 6 s: every request answered exactly once (sent = answered, none
+// failed or lost) with csan-generate's line for it, and the server's RSS after the warm-up
+// within 25% (the benchmark's 5% needs its 10 minutes to say anything).
+TEST_F(ServeCli, ShortSoakAnswersEveryRequestOnceAsCsanGenerate) {
+  const auto r = run({"/usr/bin/python3", std::string(CSAN_SOURCE_DIR) + "/tools/bench/serve-load", model(),
+                      dir_ + "/input.txt", "--soak", "6", "--clients", "8", "--precision", "fp32", "--threads", "1",
+                      "--rss-tolerance", "0.25"},
+                     "", {"CSAN_BUILD_DIR=" + std::filesystem::path(CSAN_BIN_DIR).parent_path().string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m,
+                                std::regex(R"((\d+) requests sent, (\d+) answered, 0 failed, 0 lost, 0 unlike)")))
+      << r.out;
+  EXPECT_EQ(m[1], m[2]);
+  EXPECT_GT(std::stoi(m[2]), 20) << r.out;
+  EXPECT_NE(r.out.find("server RSS after the warm-up"), std::string::npos) << r.out;
 }
 
 TEST_F(ServeCli, SecondSignalExitsAtOnce) {

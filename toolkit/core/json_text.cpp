@@ -82,6 +82,14 @@ std::string json_text(const Json& value, bool items_on_lines) {
   return out;
 }
 
+// nlohmann's out_of_range (a number such as 1e999 that overflows a double) has no position:
+// its description without the "[json.exception.out_of_range.406] " prefix.
+std::string overflow_of(const Json::out_of_range& e) {
+  std::string what = e.what();
+  if (const size_t bracket = what.find("] "); bracket != std::string::npos) what.erase(0, bracket + 2);
+  return what;
+}
+
 Json parse_json(const std::string& text, const std::string& origin) {
   try {
     return Json::parse(text);
@@ -89,6 +97,8 @@ Json parse_json(const std::string& text, const std::string& origin) {
     const ParseProblem p = problem_of(e, text);
     throw Error(origin + ": malformed JSON at line " + std::to_string(p.line) + ", column " + std::to_string(p.column) +
                 ": " + p.what);
+  } catch (const Json::out_of_range& e) {
+    throw Error(origin + ": malformed JSON: " + overflow_of(e));
   }
 }
 
@@ -99,6 +109,8 @@ Json parse_json_line(const std::string& line, const std::string& path, size_t li
     const ParseProblem p = problem_of(e, line);
     throw Error::at(path, static_cast<long>(line_number),
                     "malformed JSON at column " + std::to_string(p.column) + ": " + p.what);
+  } catch (const Json::out_of_range& e) {
+    throw Error::at(path, static_cast<long>(line_number), "malformed JSON: " + overflow_of(e));
   }
 }
 

@@ -55,10 +55,12 @@ TranslateRequest parse_translate_request(std::string_view body, const RequestLim
   json root;
   try {
     root = json::parse(body.begin(), body.end());
-  } catch (const json::parse_error& e) {
-    // nlohmann's message names the position: "[json.exception.parse_error.101] parse error at line 1, column 2: ..."
+  } catch (const json::exception& e) {
+    // parse_error names the position ("[json.exception.parse_error.101] parse error at line 1, column 2: ...");
+    // out_of_range is a number that overflows a double ("... number overflow parsing '1e999'").
     std::string why = e.what();
-    if (const size_t colon = why.find("parse error"); colon != std::string::npos) why = why.substr(colon);
+    if (const size_t bracket = why.find("] "); why.rfind("[json.exception.", 0) == 0 && bracket != std::string::npos)
+      why.erase(0, bracket + 2);
     throw RequestError(400, "", "malformed JSON: " + why);
   }
   if (!root.is_object()) bad_field("", "the body must be a JSON object");

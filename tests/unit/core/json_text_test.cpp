@@ -88,6 +88,11 @@ TEST(ParseJson, MalformedJsonNamesTheOriginLineAndColumn) {
   EXPECT_EQ(csan::testing::message_of([] { csan::core::parse_json_line("{\"update\": 1", "m.jsonl", 7); }),
             "m.jsonl:7: malformed JSON at column 13: syntax error while parsing object - unexpected end of input; "
             "expected '}'");
+  // A number too large for a double is nlohmann's out_of_range, not a parse_error: the same one line.
+  EXPECT_EQ(csan::testing::message_of([] { csan::core::parse_json("{\"lr\": 1e999}", "r.json"); }),
+            "r.json: malformed JSON: number overflow parsing '1e999'");
+  EXPECT_EQ(csan::testing::message_of([] { csan::core::parse_json_line("[-9E99999]", "m.jsonl", 2); }),
+            "m.jsonl:2: malformed JSON: number overflow parsing '-9E99999'");
 }
 
 TEST(ParseJson, MembersNameTheFieldAndWhatItHolds) {
