@@ -42,10 +42,8 @@ bool is_one_line(const std::string& text) {
   return !text.empty() && text.back() == '\n' && text.find('\n') == text.size() - 1;
 }
 
-TEST(CsanTable2, QuickRunWritesTheTableOfTheThreeSystems) {
-  const fs::path out = csan::testing::make_temp_dir("csan_table2_quick");
-  const auto result = run({"/bin/bash", kScript, "--quick", "--out", out.string(), "--build", kBuildDir});
-  ASSERT_EQ(result.exit_code, 0) << result.err;
+// The table of a whole one-seed quick run (RESULT: its output) of the three systems.
+void expect_one_seed_table(const fs::path& out, const csan::testing::RunResult& result) {
   const std::string table = slurp(out / "results.md");
   EXPECT_EQ(result.out, table);  // the table is also printed
   EXPECT_NE(table.find("| System | Parameters | Time per update | Valid BLEU | Valid chrF2 | Test BLEU | Test chrF2 |"),
@@ -212,9 +210,9 @@ TEST(CcnVsTransformer, SystemsFailingSideBySideFailTheRunNamingThem) {
 
 // --systems: only the named systems train and translate, and no table is written (a later
 // run without it adds the others and the table); a name that is not a system is an error.
-// --report-only then writes the table from what the runs left in OUT.
-TEST(CsanTable2, SystemsOptionTrainsOnlyThoseAndReportOnlyAssemblesTheTable) {
-  const fs::path out = csan::testing::make_temp_dir("csan_table2_systems");
+// --report-only then writes the table from what the runs left in OUT, and a whole run
+// finds every system done and writes the same rows (checked as a one-seed table).
+void systems_then_report_only(const fs::path& out) {
   const auto result =
       run({"/bin/bash", kScript, "--quick", "--out", out.string(), "--build", kBuildDir, "--systems", "CSAN-1D"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
@@ -262,6 +260,16 @@ TEST(CsanTable2, SystemsOptionTrainsOnlyThoseAndReportOnlyAssemblesTheTable) {
   for (const auto& [name, cells] : whole_rows)
     for (size_t i : {1, 3, 4, 5, 6, 7, 8}) EXPECT_EQ(assembled_rows.at(name).at(i), cells.at(i)) << name << " " << i;
 
+  expect_one_seed_table(out, whole);
+}
+
+// One system's translations changed, and a damaged run.json, after a whole one-seed run.
+void expect_rows_from_their_own_outputs(const fs::path& out) {
+  const std::vector<std::string> report_only = {"/bin/bash",  kScript,   "--quick", "--out",
+                                                out.string(), "--build", kBuildDir, "--report-only"};
+  const auto before_cut = run(report_only);
+  ASSERT_EQ(before_cut.exit_code, 0) << before_cut.err;
+  const auto whole_rows = table_rows(slurp(out / "results.md"));
   // Each row's scores come from that system's own translations: one system's valid
   // translations are replaced by every other line of the references (the toy models score
   // near 0), and only its row moves, to what csan-score gives that file alone.
@@ -411,8 +419,13 @@ double bootstrap_p(const fs::path& scores, const std::string& system, const std:
 
 }  // namespace
 
-TEST(CsanTable2, SeveralSeedsGiveMeanAndSdOfTheSeedsScores) {
-  const fs::path out = csan::testing::make_temp_dir("csan_table2_seeds");
+// One run directory for the three parts (each system trains once per seed): --systems and
+// --report-only with one seed, then --seeds 1,2 (only seed 2 trains), then the rows'
+// provenance.
+TEST(CsanTable2, SystemsSeedsAndReportOnlyOnOneRunDirectory) {
+  const fs::path out = csan::testing::make_temp_dir("csan_table2");
+  systems_then_report_only(out);
+  if (HasFatalFailure()) return;
   const auto result =
       run({"/bin/bash", kScript, "--quick", "--out", out.string(), "--build", kBuildDir, "--seeds", "1,2"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
@@ -471,4 +484,6 @@ TEST(CsanTable2, SeveralSeedsGiveMeanAndSdOfTheSeedsScores) {
   EXPECT_NE(partial_table.find("different numbers of seeds"), std::string::npos) << partial_table;
   EXPECT_EQ(table_rows(partial_table).at("CSAN-1D").at(1), "1");
   EXPECT_EQ(table_rows(partial_table).at("CSAN-1D").at(8), "–");  // one seed: no test over seeds
+
+  expect_rows_from_their_own_outputs(out);
 }
