@@ -285,6 +285,8 @@ TEST_F(ServeCli, BadRequestsGetOneLineJsonErrorsNamingTheField) {
       {"{\"text\": \"a\", \"sampling_topk\": 3}", 400, "sampling_topk", "needs \"sampling\""},
       {"{\"text\": \"a\", \"temperature\": 0}", 400, "temperature", "greater than 0"},
       {"{\"text\": \"a\", \"beem\": 3}", 400, "beem", "unknown field"},
+      // An unknown field's name is shown on one line in the message ("x\x0ay: unknown field").
+      {"{\"text\": \"a\", \"x\\ny\": 3}", 400, "x\ny", "x\\x0ay: unknown field"},
       {"{\"text\": 5}", 400, "text", "must be a string"},
       {"{\"text\": \"a\\nb\"}", 400, "text", "line break"},
       {"{\"q\": [\"a\", 3]}", 400, "q[1]", "must be a string"},

@@ -1,5 +1,7 @@
 #include "toolkit/core/utf8.h"
 
+#include <algorithm>
+
 namespace csan::utf8 {
 
 size_t find_invalid(std::string_view s) {
@@ -86,6 +88,24 @@ std::string encode(std::u32string_view s) {
   std::string out;
   out.reserve(s.size());
   for (char32_t cp : s) append(out, cp);
+  return out;
+}
+
+std::string printable(std::string_view s, size_t longest) {
+  size_t end = std::min(s.size(), longest);
+  while (end < s.size() && end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
+  std::string out;
+  for (unsigned char c : s.substr(0, end)) {
+    if (c < 0x20 || c == 0x7F) {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xF];
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  if (end < s.size()) out += "...";
   return out;
 }
 

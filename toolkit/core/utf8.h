@@ -19,4 +19,8 @@ std::u32string decode(std::string_view s);
 void append(std::string& out, char32_t cp);
 std::string encode(std::u32string_view s);
 
+// `s` for a one-line message: control characters as \xNN, and at most `longest` bytes of it
+// (cut before a multi-byte sequence, then "...") so that valid UTF-8 stays valid.
+std::string printable(std::string_view s, size_t longest = std::string_view::npos);
+
 }  // namespace csan::utf8

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "toolkit/core/error.h"
+#include "toolkit/core/utf8.h"
 #include "toolkit/safetensors/format.h"
 
 namespace csan::safetensors {
@@ -18,21 +19,7 @@ constexpr size_t kLongestNameShown = 120;
 
 [[noreturn]] void fail(const std::string& where, const std::string& what) { throw Error(where + ": " + what); }
 
-// Control characters as \xNN so that a message stays on one line.
-std::string printable(std::string_view text) {
-  std::string out;
-  for (unsigned char c : text) {
-    if (c < 0x20 || c == 0x7F) {
-      static const char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xF];
-    } else {
-      out.push_back(static_cast<char>(c));
-    }
-  }
-  return out;
-}
+using utf8::printable;
 
 // What a duplicate key is called, by the object it is in: the header itself, the metadata
 // map or a tensor's entry.

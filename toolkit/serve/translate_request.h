@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "toolkit/core/error.h"
+#include "toolkit/core/utf8.h"
 #include "toolkit/generation/search_options.h"
 
 namespace csan::serve {
@@ -36,8 +37,11 @@ struct RequestLimits {
 // message that starts with the JSON field at fault ("beam: must be >= 1").
 class RequestError : public Error {
  public:
+  // The message names the field on one line (an unknown field's name may hold anything).
   RequestError(int status, const std::string& field, const std::string& message)
-      : Error(field.empty() ? message : field + ": " + message, ErrorKind::bad_input), status_(status), field_(field) {}
+      : Error(field.empty() ? message : utf8::printable(field, 80) + ": " + message, ErrorKind::bad_input),
+        status_(status),
+        field_(field) {}
   int status() const { return status_; }
   const std::string& field() const { return field_; }
 

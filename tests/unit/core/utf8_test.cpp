@@ -29,6 +29,16 @@ TEST(Utf8, DecodeEncodeRoundTrip) {
   EXPECT_EQ(csan::utf8::encode(cps), s);
 }
 
+TEST(Utf8, PrintableKeepsAMessageOnOneLineAndCutsBetweenCharacters) {
+  EXPECT_EQ(csan::utf8::printable("beam"), "beam");
+  EXPECT_EQ(csan::utf8::printable("a\nb\t\x7f"), "a\\x0ab\\x09\\x7f");
+  EXPECT_EQ(csan::utf8::printable("abcdef", 3), "abc...");
+  // "ü" is two bytes: a cut inside it backs off to before it.
+  EXPECT_EQ(csan::utf8::printable("a\xc3\xbc" "b", 2), "a...");
+  EXPECT_EQ(csan::utf8::printable("a\xc3\xbc" "b", 3), "a\xc3\xbc...");
+  EXPECT_EQ(csan::utf8::printable("abc", 3), "abc");
+}
+
 TEST(TextFile, InvalidUtf8NamesFileAndLine) {
   std::string path = (std::filesystem::temp_directory_path() / "csan_bad_utf8.txt").string();
   csan::write_file_atomically(path, "good\nalso good\nbad \xff here\n");
