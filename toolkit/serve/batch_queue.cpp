@@ -1,8 +1,27 @@
 #include "toolkit/serve/batch_queue.h"
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
 
 namespace csan::serve {
+
+namespace {
+
+// The batch cut into one part per CPU thread where it has enough sentences: the Translator
+// then decodes the parts side by side, each on one thread (generation/parallel_batches.h),
+// as csan-generate decodes a file. One batch on all threads instead makes every small
+// operation of a decoding step an OpenMP team (measured with tools/bench/serve-load at 64
+// clients: see docs/csan-serve.md).
+tasks::TranslateOptions split_for_threads(tasks::TranslateOptions options, size_t sentences) {
+  const auto threads = static_cast<size_t>(std::max(1, at::get_num_threads()));
+  const auto per_thread = static_cast<int64_t>((sentences + threads - 1) / threads);
+  if (options.limits.batch_size == 0 || per_thread < options.limits.batch_size)
+    options.limits.batch_size = std::max<int64_t>(1, per_thread);
+  return options;
+}
+
+}  // namespace
 
 BatchQueue::BatchQueue(tasks::Translator& translator, const QueueOptions& options, Metrics& metrics)
     : translator_(translator), options_(options), metrics_(metrics) {
@@ -94,7 +113,7 @@ void BatchQueue::run() {
     std::vector<std::vector<tasks::TextHypothesis>> hypotheses;
     std::exception_ptr error;
     try {
-      hypotheses = translator_.translate(lines, options, "request");
+      hypotheses = translator_.translate(lines, split_for_threads(options, lines.size()), "request");
     } catch (...) {
       error = std::current_exception();
     }
