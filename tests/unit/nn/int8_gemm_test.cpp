@@ -92,7 +92,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Int8GemmKernel,
                          ::testing::Values(std::make_tuple(1, 1, 1), std::make_tuple(5, 17, 3),
                                            std::make_tuple(6, 64, 4), std::make_tuple(7, 65, 5),
                                            std::make_tuple(13, 130, 37), std::make_tuple(97, 200, 513),
-                                           std::make_tuple(200, 512, 512), std::make_tuple(320, 129, 2048)));
+                                           std::make_tuple(200, 512, 512), std::make_tuple(320, 129, 2048),
+                                           std::make_tuple(3, 40, 70), std::make_tuple(4, 33, 65),
+                                           std::make_tuple(10, 512, 512), std::make_tuple(40, 256, 1000)));
 
 TEST(Int8GemmKernel, KeepsLeadingDimensionsAndEmptyInputsAndIsTheSameOnOneThread) {
   if (!nn::int8_gemm_available()) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
