@@ -198,7 +198,7 @@ TEST(TaggerTable2, BadOptionsAreOneLineErrors) {
                                              {"--treebanks", "EWT"},
                                              {"--systems", "PE[add],Conv3d"},
                                              {"--systems", "Conv2d,,SAN"},
-                                             {"--systems", "SAN,SAN"},
+                                             {"--systems", "PE[add],PE[add]"},
                                              {"--seeds", "1,1"},
                                              {"--seeds", "0"},
                                              {"--seeds", "1;2"},

@@ -76,9 +76,11 @@ if ((${#seeds[@]} == 1)); then seed_words="seed $seed"; else seed_words="seeds $
 systems=("PE[add]")
 [[ $systems_list =~ ^[^,]+(,[^,]+)*$ ]] || die "--systems '$systems_list': expected names separated by commas (e.g. PE[add],Conv2d)"
 IFS=, read -r -a wanted <<< "$systems_list"
+declare -A given=()
 for name in "${wanted[@]}"; do
   [ -n "${recipe_of[$name]+x}" ] || die "--systems: no system '$name' (the systems: $(IFS=,; echo "${all_systems[*]}"))"
-  [[ " ${systems[*]} " != *" $name "* ]] || [ "$name" = "PE[add]" ] || die "--systems '$systems_list': '$name' is given twice"
+  [ -z "${given[$name]+x}" ] || die "--systems '$systems_list': '$name' is given twice"
+  given[$name]=1
   [ "$name" = "PE[add]" ] || systems+=("$name")
 done
 [[ -z $max_epoch || $max_epoch =~ ^[1-9][0-9]*$ ]] || die "--max-epoch '$max_epoch': not a positive integer"
