@@ -119,6 +119,19 @@ class SeveralSeeds(unittest.TestCase):
             self.assertEqual(rows["SAN"][13], "–")  # one seed: no test over seeds
             self.assertEqual(rows["SAN"][10], "89.00 ± 0.00")
 
+    def test_one_seed_gives_each_bootstrap_p_and_its_holm_adjustment(self):
+        with tempfile.TemporaryDirectory() as directory:
+            make_treebank(directory, seeds=(5,))
+            result, text = table(directory, "5")
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertNotIn("| Seeds |", text)
+            self.assertEqual(rows_of(text)["Conv2d"][9], "94.00")
+            # 0.001 and 0.3: Holm doubles the smaller; the larger stays (never below it).
+            self.assertIn("Conv2d vs PE[add] on test (all tokens), paired bootstrap p = 0.0010 (Holm-adjusted across "
+                          "the 2 tested rows: 0.0020)", text)
+            self.assertIn("SAN vs PE[add] on test (all tokens), paired bootstrap p = 0.3000 (Holm-adjusted across the 2 "
+                          "tested rows: 0.3000)", text)
+
     def test_a_score_file_without_the_baseline_is_a_one_line_error(self):
         with tempfile.TemporaryDirectory() as directory:
             make_treebank(directory, seeds=(1, 2), missing={("PE[add]", 2)})

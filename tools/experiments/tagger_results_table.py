@@ -123,15 +123,17 @@ def paper_cell(treebank, label):
 
 def one_seed_rows(treebank, systems, runs):
     rows, notes = [], []
-    for label, _ in systems:
+    raw = [runs[label][0].test["accuracy"].get("p_value") for label, _ in systems]
+    tested = sum(p is not None for p in raw)
+    for (label, _), p_value, adjusted in zip(systems, raw, stats.holm(raw)):
         run = runs[label][0]
         rows.append([treebank, label, f"{parameters(run.save_dir):,}", str(run.curve[-1][0]), str(run.best[0]),
                      f"{run.seconds_per_epoch:.1f} s"] +
                     [f"{run.dev[m]['score']:.2f}" for m in METRICS] + [f"{run.test[m]['score']:.2f}" for m in METRICS] +
                     [paper_cell(treebank, label)])
-        p_value = run.test["accuracy"].get("p_value")
         if p_value is not None:
-            notes.append(f"{treebank}: {label} vs {systems[0][0]} on test (all tokens), paired bootstrap p = {p_value:.4f}")
+            notes.append(f"{treebank}: {label} vs {systems[0][0]} on test (all tokens), paired bootstrap p = {p_value:.4f}" +
+                         (f" (Holm-adjusted across the {tested} tested rows: {adjusted:.4f})" if tested > 1 else ""))
     return rows, notes
 
 
