@@ -37,7 +37,7 @@
 set -euo pipefail
 
 experiment=tagger-table2
-# root, die, step, parse_seeds (--seeds' validation) and load_at_start: the comparison
+# root, die, step, resolve_seeds (--seed/--seeds' validation) and load_at_start: the comparison
 # scripts' (this script takes its own options: treebanks, not a corpus).
 source "$(dirname "$0")/common.sh"
 
@@ -64,14 +64,7 @@ while (($#)); do
   esac
   shift
 done
-[[ $seed =~ ^[0-9]+$ ]] || die "--seed '$seed': not a non-negative integer"
-seeds=("$seed")
-if ((seeds_given)); then
-  ((seed_given == 0)) || die "--seed and --seeds: give one of them (--seed N is --seeds N)"
-  parse_seeds "$seeds_list"
-fi
-seed=${seeds[0]}
-if ((${#seeds[@]} == 1)); then seed_words="seed $seed"; else seed_words="seeds $(IFS=,; echo "${seeds[*]}" | sed 's/,/, /g')"; fi
+resolve_seeds
 # The systems, PE[add] first: the baseline of csan-score's paired bootstrap and of the table's tests.
 systems=("PE[add]")
 [[ $systems_list =~ ^[^,]+(,[^,]+)*$ ]] || die "--systems '$systems_list': expected names separated by commas (e.g. PE[add],Conv2d)"
