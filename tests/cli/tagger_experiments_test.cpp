@@ -59,7 +59,8 @@ std::string mean_and_sd(double a, double b) {
 }
 
 double test_bootstrap_p(const fs::path& scores, const std::string& system) {
-  for (const auto& s : nlohmann::json::parse(slurp(scores)).at("systems"))
+  const auto json = nlohmann::json::parse(slurp(scores));
+  for (const auto& s : json.at("systems"))
     if (s.at("name") == system) return s.at("accuracy").at("p_value").get<double>();
   ADD_FAILURE() << scores << " has no " << system;
   return 2;
