@@ -1,11 +1,14 @@
 // tools/experiments/tagger-table2.sh end to end: --quick (a synthetic treebank, tiny
 // dimensions, 3 epochs) produces the table of PE[add] and Conv2d with dev/test accuracy and
-// the dev accuracy per epoch; bad options and missing treebanks are one-line errors. The
-// full setting (UD treebanks to early stopping, hours) is not run here.
+// the dev accuracy per epoch; rerun with a second seed it gives mean ± sd over the seeds and
+// the test against PE[add]; bad options and missing treebanks are one-line errors. The full
+// setting (UD treebanks to early stopping, hours) is not run here.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 
@@ -34,6 +37,88 @@ std::vector<std::string> cells_of(const std::string& line) {
 
 bool is_one_line(const std::string& text) {
   return !text.empty() && text.back() == '\n' && text.find('\n') == text.size() - 1;
+}
+
+// accuracy, oov_accuracy and ambiguous_accuracy of one tagging, recomputed with csan-score
+// (4 decimals, as the script scores several seeds).
+std::vector<double> accuracies_of(const fs::path& out, const std::string& split, const fs::path& hyp) {
+  const auto result =
+      run({std::string(CSAN_BIN_DIR) + "/csan-score", "--task", "tagging", (out / "raw" / (split + ".conllu")).string(),
+           "-i", hyp.string(), "--train", (out / "raw" / "train.conllu").string(), "--vocab",
+           (out / "data-bin" / "Toy" / "dict.words.txt").string(), "-w", "4", "-f", "json"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  const auto system = nlohmann::json::parse(result.out).at("systems").at(0);
+  return {system.at("accuracy").at("score").get<double>(), system.at("oov_accuracy").at("score").get<double>(),
+          system.at("ambiguous_accuracy").at("score").get<double>()};
+}
+
+std::string mean_and_sd(double a, double b) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.2f ± %.2f", (a + b) / 2, std::abs(a - b) / std::sqrt(2.0));
+  return text;
+}
+
+double test_bootstrap_p(const fs::path& scores, const std::string& system) {
+  const auto json = nlohmann::json::parse(slurp(scores));
+  for (const auto& s : json.at("systems"))
+    if (s.at("name") == system) return s.at("accuracy").at("p_value").get<double>();
+  ADD_FAILURE() << scores << " has no " << system;
+  return 2;
+}
+
+// The quick run again with a second seed (the first, 42, is reused, not retrained): rows of
+// mean ± sample sd of the two seeds' accuracies, recomputed here from the taggings.
+void check_second_seed(const fs::path& out) {
+  const auto best_before = fs::last_write_time(out / "Toy" / "pe-add" / "checkpoint_best.pt");
+  const auto result = run({"/bin/bash", kScript, "--quick", "--out", out.string(), "--build", kBuildDir, "--seeds",
+                           "42,7", "--systems", "PE[add],Conv2d"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(fs::last_write_time(out / "Toy" / "pe-add" / "checkpoint_best.pt"), best_before);
+  const std::string table = slurp(out / "results.md");
+  EXPECT_NE(table.find("| Treebank | System | Seeds | Parameters | Epochs | Best epoch | Time per epoch | Dev all | "
+                       "Dev OOV | Dev ambiguous | Test all | Test OOV | Test ambiguous | p (test all) vs PE[add] | "
+                       "Paper test all | Paper sd |"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("seeds 42, 7"), std::string::npos) << table;
+  EXPECT_NE(table.find("Welch's t-test"), std::string::npos) << table;
+  EXPECT_EQ(table.find("different numbers of seeds"), std::string::npos) << table;
+  std::map<std::string, std::vector<std::string>> rows;
+  std::stringstream lines(table);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("| Toy |", 0) == 0) rows[cells_of(line)[1]] = cells_of(line);
+  ASSERT_EQ(rows.size(), 2u) << table;
+  for (const char* name : {"PE[add]", "Conv2d"}) {
+    const auto& cells = rows.at(name);
+    ASSERT_EQ(cells.size(), 16u) << table;
+    EXPECT_EQ(cells[2], "2");
+    EXPECT_EQ(cells[4], "3, 3");
+    EXPECT_TRUE(fs::exists(out / "Toy" / (name == std::string("PE[add]") ? "pe-add" : "conv2d") / "seed7" /
+                           "checkpoint_best.pt"));
+    for (const auto& [column, split] : std::vector<std::pair<size_t, std::string>>{{7, "dev"}, {10, "test"}}) {
+      const auto first = accuracies_of(out, split, out / "hyp" / "Toy" / split / name);
+      const auto second = accuracies_of(out, split, out / "hyp" / "seed7" / "Toy" / split / name);
+      for (size_t i = 0; i < 3; ++i)
+        EXPECT_EQ(cells[column + i], mean_and_sd(first[i], second[i])) << name << " " << split << " " << i;
+    }
+    EXPECT_EQ(cells[15], "–");  // the paper gives no standard deviation per treebank
+  }
+  EXPECT_EQ(rows.at("PE[add]")[13], "–");
+  // One row tested: Holm leaves its p; never below either seed's paired bootstrap.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(rows.at("Conv2d")[13], m, std::regex(R"(([01]\.[0-9]{3})\*? \(([01]\.[0-9]{3})\))")))
+      << rows.at("Conv2d")[13];
+  EXPECT_EQ(m[1], m[2]);
+  for (const char* scores : {"test-scores.json", "test-scores.seed7.json"})
+    EXPECT_GE(std::stod(m[2]) + 0.0005, test_bootstrap_p(out / "Toy" / scores, "Conv2d")) << scores;
+
+  // Seeds 1,2 would resume seed 42's runs as seed 1: refused before anything trains.
+  const auto mixed =
+      run({"/bin/bash", kScript, "--quick", "--out", out.string(), "--build", kBuildDir, "--seeds", "1,2"});
+  EXPECT_NE(mixed.exit_code, 0);
+  EXPECT_TRUE(is_one_line(mixed.err)) << mixed.err;
+  EXPECT_NE(mixed.err.find("Toy/pe-add: trained with seed 42, not 1"), std::string::npos) << mixed.err;
+  EXPECT_FALSE(fs::exists(out / "Toy" / "pe-add" / "seed2"));
 }
 
 TEST(TaggerTable2, QuickRunWritesTheTableAndTheDevCurves) {
@@ -93,6 +178,7 @@ TEST(TaggerTable2, QuickRunWritesTheTableAndTheDevCurves) {
     EXPECT_EQ(slurp(out / "Toy-curves.png").substr(0, 4), "\x89PNG");
   else
     EXPECT_NE(result.err.find("no plots: python3-matplotlib is not installed"), std::string::npos) << result.err;
+  check_second_seed(out);
 }
 
 TEST(TaggerTable2, MissingTreebankIsAOneLineErrorNamingIt) {
@@ -111,6 +197,13 @@ TEST(TaggerTable2, BadOptionsAreOneLineErrors) {
                                              {"--seed", "x"},
                                              {"--max-epoch", "0"},
                                              {"--treebanks", "EWT"},
+                                             {"--systems", "PE[add],Conv3d"},
+                                             {"--systems", "Conv2d,,SAN"},
+                                             {"--systems", "PE[add],PE[add]"},
+                                             {"--seeds", "1,1"},
+                                             {"--seeds", "0"},
+                                             {"--seeds", "1;2"},
+                                             {"--seed", "1", "--seeds", "2"},
                                              {"--out"},
                                              {"--quick", "--build", "/nonexistent/build"}}) {
     std::vector<std::string> argv = {"/bin/bash", kScript};

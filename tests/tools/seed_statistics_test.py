@@ -59,6 +59,19 @@ class Welch(unittest.TestCase):
             stats.welch_t_test([1.0], [2.0, 3.0])
 
 
+class IntersectionUnion(unittest.TestCase):
+    def test_the_larger_of_the_bootstrap_and_welch(self):
+        a, b = [90.0, 91.0, 92.0], [94.0, 94.5, 95.0]
+        welch = stats.welch_t_test(a, b)[2]
+        self.assertLess(welch, 0.03)
+        # A seed's bootstrap above Welch's p decides; None (no bootstrap) counts as 0.
+        self.assertEqual(stats.intersection_union_p([0.01, None, 0.04], a, b), 0.04)
+        self.assertEqual(stats.intersection_union_p([None, 1e-6], a, b), welch)
+        # The seeds settle nothing: Welch's p decides however small the bootstraps.
+        self.assertEqual(stats.intersection_union_p([0.001, 0.001], [90.0, 95.0], [91.0, 96.0]),
+                         stats.welch_t_test([90.0, 95.0], [91.0, 96.0])[2])
+
+
 class Holm(unittest.TestCase):
     def test_by_hand(self):
         # Sorted 0.01, 0.03, 0.04 of m = 3: 3 x 0.01 = 0.03, 2 x 0.03 = 0.06, 1 x 0.04 = 0.04 -> 0.06

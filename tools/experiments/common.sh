@@ -44,6 +44,19 @@ parse_seeds() {
   done
 }
 
+# resolve_seeds: seeds (and seed, the first; seed_words, as a setting paragraph says them)
+# from --seed (seed, seed_given) or --seeds (seeds_list, seeds_given), not both.
+resolve_seeds() {
+  [[ $seed =~ ^[0-9]+$ ]] || die "--seed '$seed': not a non-negative integer"
+  seeds=("$seed")
+  if ((seeds_given)); then
+    ((seed_given == 0)) || die "--seed and --seeds: give one of them (--seed N is --seeds N)"
+    parse_seeds "$seeds_list"
+  fi
+  seed=${seeds[0]}
+  if ((${#seeds[@]} == 1)); then seed_words="seed $seed"; else seed_words="seeds $(IFS=,; echo "${seeds[*]}" | sed 's/,/, /g')"; fi
+}
+
 # Sets quick, out, build, data, seeds (seed: the first), jobs, precision, beam, bin and
 # python; creates OUT and enters it.
 experiment_options() {
@@ -71,15 +84,7 @@ experiment_options() {
     esac
     shift
   done
-  [[ $seed =~ ^[0-9]+$ ]] || die "--seed '$seed': not a non-negative integer"
-  seeds=("$seed")
-  if ((seeds_given)); then
-    ((seed_given == 0)) || die "--seed and --seeds: give one of them (--seed N is --seeds N)"
-    parse_seeds "$seeds_list"
-  fi
-  seed=${seeds[0]}
-  # The seeds as a setting paragraph says them.
-  if ((${#seeds[@]} == 1)); then seed_words="seed $seed"; else seed_words="seeds $(IFS=,; echo "${seeds[*]}" | sed 's/,/, /g')"; fi
+  resolve_seeds
   [[ $jobs =~ ^[0-9]+$ ]] && ((jobs >= 1)) || die "--jobs '$jobs': not a positive integer"
   [ -z "$only" ] || ((report_only == 0)) || die "--systems and --report-only: a table needs every system"
   case "$precision" in

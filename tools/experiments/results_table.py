@@ -239,9 +239,8 @@ def seeds_table(systems, seeds, valid, test, relative=False, paper=None):
         """max(the largest per-seed bootstrap p, Welch's p over seeds); None without a test."""
         if name == baseline or len(own_seeds(name)) < 2:
             return None
-        bootstrap = max(metric(test[s][name], prefix).get("p_value") or 0.0 for s in own_seeds(name))
-        _, _, welch = stats.welch_t_test(values(test, baseline, prefix), values(test, name, prefix))
-        return max(bootstrap, welch)
+        return stats.intersection_union_p([metric(test[s][name], prefix).get("p_value") for s in own_seeds(name)],
+                                          values(test, baseline, prefix), values(test, name, prefix))
 
     raw = {prefix: {n: combined_p(n, prefix) for n, _ in systems} for prefix in ("bleu", "chrf")}
     adjusted = {prefix: dict(zip(raw[prefix], stats.holm(list(raw[prefix].values())))) for prefix in raw}

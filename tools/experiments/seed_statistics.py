@@ -70,6 +70,14 @@ def welch_t_test(a, b):
     return t, df, student_t_two_sided_p(t, df)
 
 
+def intersection_union_p(bootstrap_p_values, baseline_scores, system_scores):
+    """The p-value of a difference that must hold both over test sets and over seeds: the
+    largest of the seeds' paired-bootstrap p-values (None counts as 0) and Welch's p between
+    the two systems' scores over seeds (each side at least 2 seeds)."""
+    _, _, welch = welch_t_test(baseline_scores, system_scores)
+    return max(max(p or 0.0 for p in bootstrap_p_values), welch)
+
+
 def holm(p_values):
     """Holm-Bonferroni adjusted p-values, in the order given: the k-th smallest of m is
     multiplied by m - k + 1, made monotone (never below the adjusted value before it in
