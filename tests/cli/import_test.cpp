@@ -412,7 +412,14 @@ std::map<int, Hypothesis> marian_hypotheses(const std::string& out) {
 // transformers' generate() settings of the fixture (FORMATS.md section 5): beam 5,
 // max_new_tokens int(0.5 * source + 5) = at most int(0.5 * source) + 4 tokens before </s>,
 // no min_length (csan's --min-len 1 would forbid an immediate </s>).
-const std::vector<std::string> kTransformersSearch = {"--transformers-beam", "--max-len-b", "4", "--min-len", "0"};
+RunResult generate_marian(const std::string& path, const std::string& input, const std::string& format = "fairseq",
+                          std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {bin("csan-generate"), "--path", path, "--input", input, "--beam", "5",
+                                   "--transformers-beam", "--max-len-a", "0.5", "--max-len-b", "4", "--min-len", "0",
+                                   "--output-format", format};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run(args);
+}
 
 TEST_F(ImportCli, MarianTranslationsAreTransformersOwn) {
   const std::string input = fixture_sources(dir_);
@@ -420,7 +427,7 @@ TEST_F(ImportCli, MarianTranslationsAreTransformersOwn) {
   const std::string model = dir_ + "/marian.pt";
   const RunResult imported = import_marian(kMarian, model);
   ASSERT_EQ(imported.exit_code, 0) << describe(imported);
-  const RunResult r = generate(model, input, kTransformersSearch);
+  const RunResult r = generate_marian(model, input);
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   const auto got = marian_hypotheses(r.out);
   const auto ids = lines_of(kMarian + "/hyp.ids.txt"), scores = lines_of(kMarian + "/hyp.scores.txt");
@@ -433,9 +440,7 @@ TEST_F(ImportCli, MarianTranslationsAreTransformersOwn) {
     EXPECT_NEAR(got.at(i).score, std::stod(scores[i]), 1e-4) << "sentence " << i;
   }
   // The text, detokenized by target.spm, is transformers' decode().
-  std::vector<std::string> plain = kTransformersSearch;
-  plain.insert(plain.end(), {"--output-format", "plain"});
-  const RunResult text = generate(model, input, plain);
+  const RunResult text = generate_marian(model, input, "plain");
   ASSERT_EQ(text.exit_code, 0) << describe(text);
   std::istringstream lines(text.out);
   const auto expected_text = lines_of(kMarian + "/hyp.txt");
@@ -452,15 +457,13 @@ TEST_F(ImportCli, MarianFromEitherWeightFileDecodesInEveryPrecision) {
   const std::string from_bin = dir_ + "/bin.pt", from_safetensors = dir_ + "/safetensors.pt";
   ASSERT_EQ(import_marian(marian_copy(dir_ + "/bin", "pytorch_model.bin"), from_bin).exit_code, 0);
   ASSERT_EQ(import_marian(marian_copy(dir_ + "/st"), from_safetensors).exit_code, 0);
-  const RunResult fp32 = generate(from_safetensors, input, kTransformersSearch);
+  const RunResult fp32 = generate_marian(from_safetensors, input);
   ASSERT_EQ(fp32.exit_code, 0) << describe(fp32);
   ASSERT_EQ(marian_hypotheses(fp32.out).size(), 2u);
-  const RunResult same = generate(from_bin, input, kTransformersSearch);
+  const RunResult same = generate_marian(from_bin, input);
   EXPECT_EQ(without_summary(same.out), without_summary(fp32.out));
   for (const std::string precision : {"bf16", "int8"}) {
-    std::vector<std::string> extra = kTransformersSearch;
-    extra.insert(extra.end(), {"--precision", precision});
-    const RunResult r = generate(from_safetensors, input, extra);
+    const RunResult r = generate_marian(from_safetensors, input, "fairseq", {"--precision", precision});
     ASSERT_EQ(r.exit_code, 0) << precision << ": " << describe(r);
     const auto hyps = marian_hypotheses(r.out);
     ASSERT_EQ(hyps.size(), 2u) << precision;
