@@ -20,8 +20,7 @@ int import_main(int argc, char** argv) {
   csan::foreign::FairseqImportOptions fairseq;
   std::string marian_dir;
   std::string output;
-  po::options_description options(
-      "csan-import (--fairseq CHECKPOINT.pt | --marian DIR) --output FILE [options]");
+  po::options_description options("csan-import (--fairseq CHECKPOINT.pt | --marian DIR) --output FILE [options]");
   options.add_options()("help,h", "show this help")(
       "fairseq", po::value(&fairseq.checkpoint),
       "a fairseq transformer-family checkpoint (transformer, transformer_iwslt_de_en, transformer_wmt_en_de, "

@@ -414,9 +414,9 @@ std::map<int, Hypothesis> marian_hypotheses(const std::string& out) {
 // no min_length (csan's --min-len 1 would forbid an immediate </s>).
 RunResult generate_marian(const std::string& path, const std::string& input, const std::string& format = "fairseq",
                           std::vector<std::string> extra = {}) {
-  std::vector<std::string> args = {bin("csan-generate"), "--path", path, "--input", input, "--beam", "5",
-                                   "--transformers-beam", "--max-len-a", "0.5", "--max-len-b", "4", "--min-len", "0",
-                                   "--output-format", format};
+  std::vector<std::string> args = {bin("csan-generate"),  "--path",      path,  "--input",     input, "--beam",    "5",
+                                   "--transformers-beam", "--max-len-a", "0.5", "--max-len-b", "4",   "--min-len", "0",
+                                   "--output-format",     format};
   args.insert(args.end(), extra.begin(), extra.end());
   return run(args);
 }
@@ -488,9 +488,7 @@ TEST_F(ImportCli, MarianBadInputsAreOneLineErrorsNamingFileAndField) {
       {"bart", "config.json: model_type: 'bart' is not marian",
        [](const std::string& d) { edit_json(d + "/config.json", [](json& c) { c["model_type"] = "bart"; }); }},
       {"activation", "config.json: activation_function: 'tanh' is not supported",
-       [](const std::string& d) {
-         edit_json(d + "/config.json", [](json& c) { c["activation_function"] = "tanh"; });
-       }},
+       [](const std::string& d) { edit_json(d + "/config.json", [](json& c) { c["activation_function"] = "tanh"; }); }},
       {"type", "config.json: d_model: is a string (\"8\"), not an integer",
        [](const std::string& d) { edit_json(d + "/config.json", [](json& c) { c["d_model"] = "8"; }); }},
       {"nosource", "source.spm: no such file", [](const std::string& d) { fs::remove(d + "/source.spm"); }},
@@ -523,8 +521,8 @@ TEST_F(ImportCli, MarianMissingOrMisshapenTensorsAreRefused) {
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::string dir = dir_ + "/case" + std::to_string(i);
     marian_copy(dir, "pytorch_model.bin");
-    script += "state = copy.deepcopy(original)\n" + cases[i].first + "\ntorch.save(state, '" + dir +
-              "/pytorch_model.bin')\n";
+    script +=
+        "state = copy.deepcopy(original)\n" + cases[i].first + "\ntorch.save(state, '" + dir + "/pytorch_model.bin')\n";
   }
   if (run({"/usr/bin/python3", "-c", script, kMarian + "/pytorch_model.bin"}).exit_code != 0)
     GTEST_SKIP() << "no python3-torch to write the variants with";

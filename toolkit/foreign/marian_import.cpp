@@ -24,8 +24,7 @@ using json = nlohmann::json;
 constexpr double kAbsentTokenBias = -100.0;
 
 std::string read_required(const fs::path& path, const std::string& what) {
-  if (!fs::is_regular_file(path))
-    throw Error(path.string() + ": no such file (" + what + ")", ErrorKind::missing_file);
+  if (!fs::is_regular_file(path)) throw Error(path.string() + ": no such file (" + what + ")", ErrorKind::missing_file);
   return read_file(path.string());
 }
 
@@ -50,7 +49,8 @@ std::vector<std::string> read_vocabulary(const fs::path& path) {
                       std::to_string(pieces.size() - 1) + " given once",
                   ErrorKind::bad_input);
     if (piece.find_first_of(" \t\n\r") != std::string::npos)
-      throw Error(path.string() + ": piece with id " + std::to_string(i) + " contains white space", ErrorKind::bad_input);
+      throw Error(path.string() + ": piece with id " + std::to_string(i) + " contains white space",
+                  ErrorKind::bad_input);
     seen[i] = true;
     pieces[i] = piece;
   }
@@ -97,8 +97,8 @@ void import_marian(const MarianImportOptions& o, const std::string& output) {
   const fs::path dir(o.dir);
   if (!fs::is_directory(dir)) throw Error(o.dir + ": not a directory (a MarianMT model)", ErrorKind::missing_file);
   const fs::path config_path = dir / "config.json";
-  const MarianSettings settings = read_marian_settings(read_required(config_path, "the model's settings"),
-                                                       config_path.string());
+  const MarianSettings settings =
+      read_marian_settings(read_required(config_path, "the model's settings"), config_path.string());
   const fs::path vocab_path = dir / "vocab.json";
   const std::vector<std::string> pieces = read_vocabulary(vocab_path);
   ImportedTranslationModel m;
@@ -170,10 +170,9 @@ void import_marian(const MarianImportOptions& o, const std::string& output) {
   const torch::Tensor index = torch::tensor(marian_of_csan, torch::kLong);
   const torch::Tensor known = index.ge(0);
   const torch::Tensor from = index.clamp_min(0);
-  const torch::Tensor embedding =
-      shared.to(torch::kFloat).index_select(0, from) * known.unsqueeze(1).to(torch::kFloat);
-  const torch::Tensor logits_bias = bias.reshape({-1}).to(torch::kFloat).index_select(0, from).masked_fill(
-      known.logical_not(), kAbsentTokenBias);
+  const torch::Tensor embedding = shared.to(torch::kFloat).index_select(0, from) * known.unsqueeze(1).to(torch::kFloat);
+  const torch::Tensor logits_bias =
+      bias.reshape({-1}).to(torch::kFloat).index_select(0, from).masked_fill(known.logical_not(), kAbsentTokenBias);
 
   // The rest by fairseq's names: Marian's are fairseq's under "model.".
   std::map<std::string, torch::Tensor> layers;

@@ -13,10 +13,10 @@ DecoderFrameImpl::DecoderFrameImpl(const TransformerOptions& options, TokenEmbed
   const int64_t d = options.layer.embed_dim;
   embed_scale_ = options.no_scale_embedding ? 1.0 : std::sqrt(static_cast<double>(d));
   embed_tokens = embedding_owned_elsewhere ? std::move(embed) : register_module("embed_tokens", std::move(embed));
-  embed_positions =
-      register_module("embed_positions", nn::PositionalEmbedding(nn::PositionalEmbeddingOptions{
-                                             options.max_target_positions, d, padding_idx, options.learned_pos,
-                                             options.sinusoidal_layout == "marian"}));
+  embed_positions = register_module(
+      "embed_positions",
+      nn::PositionalEmbedding(nn::PositionalEmbeddingOptions{
+          options.max_target_positions, d, padding_idx, options.learned_pos, options.sinusoidal_layout == "marian"}));
   if (options.layernorm_embedding) layernorm_embedding = register_module("layernorm_embedding", nn::layer_norm(d));
 }
 

@@ -24,9 +24,15 @@ FeedForwardImpl::FeedForwardImpl(const FeedForwardOptions& options) : options_(o
 torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
   torch::Tensor h = fc1(x);
   switch (activation_) {
-    case Activation::relu: h = torch::relu_(h); break;
-    case Activation::gelu: h = torch::gelu(h); break;
-    case Activation::swish: h = torch::silu(h); break;
+    case Activation::relu:
+      h = torch::relu_(h);
+      break;
+    case Activation::gelu:
+      h = torch::gelu(h);
+      break;
+    case Activation::swish:
+      h = torch::silu(h);
+      break;
   }
   if (is_training() && options_.activation_dropout > 0) h = fused_dropout(h, options_.activation_dropout);
   return fc2(h);

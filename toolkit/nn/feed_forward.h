@@ -1,10 +1,10 @@
 // The position-wise feed-forward block: fc2(dropout(activation(fc1(x)))).
 #pragma once
 
+#include <torch/torch.h>
+
 #include <cstdint>
 #include <string>
-
-#include <torch/torch.h>
 
 #include "toolkit/nn/dense.h"
 

@@ -31,10 +31,9 @@ torch::Tensor marian_sinusoidal_table(int64_t num_embeddings, int64_t dim) {
   torch::Tensor angles = torch::arange(num_embeddings, f64).unsqueeze(1) / torch::pow(10000.0, exponent).unsqueeze(0);
   using torch::indexing::None;
   using torch::indexing::Slice;
-  torch::Tensor table =
-      torch::cat({torch::sin(angles.index({Slice(), Slice(0, None, 2)})),
-                  torch::cos(angles.index({Slice(), Slice(1, None, 2)}))},
-                 1);
+  torch::Tensor table = torch::cat(
+      {torch::sin(angles.index({Slice(), Slice(0, None, 2)})), torch::cos(angles.index({Slice(), Slice(1, None, 2)}))},
+      1);
   return table.to(torch::kFloat);
 }
 

@@ -4,10 +4,10 @@
 // rows, a parameter).
 #pragma once
 
+#include <torch/torch.h>
+
 #include <cstdint>
 #include <mutex>
-
-#include <torch/torch.h>
 
 namespace csan::nn {
 

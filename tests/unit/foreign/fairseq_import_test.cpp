@@ -4,7 +4,6 @@
 // MarianMT fixture (tests/data/interop/marian/, made with transformers' code), from either
 // of its weight files.
 #include "toolkit/foreign/fairseq_import.h"
-#include "toolkit/foreign/marian_import.h"
 
 #include <gtest/gtest.h>
 
@@ -12,6 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "toolkit/foreign/marian_import.h"
 #include "toolkit/loading/model_loader.h"
 #include "toolkit/models/encoder_decoder_model.h"
 #include "toolkit/tasks/recipe.h"
@@ -118,8 +118,8 @@ TEST_P(MarianLogProbs, MatchTransformersOwn) {
   EXPECT_EQ(prev[0][0].item<int64_t>(), dict.pad());  // Marian's decoder starts from <pad>
   torch::NoGradGuard no_grad;
   const torch::Tensor lprobs = torch::log_softmax(model.forward(src, mask.sum(1), prev), -1);
-  const torch::Tensor expected = read_npy_float32(
-      fixture + "logits.npy", {lprobs.size(0), lprobs.size(1), static_cast<int64_t>(vocab.size())});
+  const torch::Tensor expected =
+      read_npy_float32(fixture + "logits.npy", {lprobs.size(0), lprobs.size(1), static_cast<int64_t>(vocab.size())});
   const torch::Tensor real = labels.ne(batch["pad"].get<int64_t>());
   ASSERT_GT(real.sum().item<int64_t>(), 20);
   const double worst = (lprobs.index_select(2, to_csan) - expected).abs().index({real}).max().item<double>();
