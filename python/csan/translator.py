@@ -123,6 +123,7 @@ class Translator:
         batch_size: int = 64,
         max_tokens: int = 0,
         return_scores: bool = False,
+        transformers_beam: bool = False,
     ) -> list:
         """Translates raw sentences (csan-generate's options, fairseq's meanings).
 
@@ -131,7 +132,8 @@ class Translator:
         when ``n_best`` > 1; with ``return_scores``, a list of :class:`Hypothesis`
         (``text``, ``score``: the length-normalized log-probability, ``tokens``,
         ``positional_scores``), best first. An empty sentence translates to ``""`` (or
-        no hypothesis).
+        no hypothesis). ``transformers_beam`` searches by transformers' ``generate()`` rules
+        (csan-generate ``--transformers-beam``; models from ``csan-import --marian``).
         """
         lines = _sentences(sentences, "sentences")
         results = self._native.translate(
@@ -152,6 +154,7 @@ class Translator:
             batch_size=batch_size,
             max_tokens=max_tokens,
             parallel_batches=0,
+            transformers_beam=transformers_beam,
         )
         if return_scores:
             return results

@@ -198,3 +198,21 @@ def test_translator_after_import_torch(model: dict) -> None:
         pytest.skip("python3-torch is not installed")
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "2.0"]
+
+
+def test_imported_marian_model_translates_as_transformers(tmp_path: Path) -> None:
+    """The MarianMT fixture (made with transformers' code) through csan-import --marian: the
+    Translator with transformers' search rules gives generate()'s texts and scores."""
+    fixture = Path(__file__).resolve().parents[2] / "tests" / "data" / "interop" / "marian"
+    shared = Path(os.environ.get("CSAN_SHARED_DIR", Path(__file__).resolve().parents[3] / "shared"))
+    source = shared / "data" / "multi30k" / "test2016.en"
+    if not source.is_file():
+        pytest.skip(f"no Multi30k under {shared}")
+    run(BIN / "csan-import", "--marian", fixture, "--output", tmp_path / "marian.pt")
+    lines = source.read_text(encoding="utf-8").splitlines()[:200]
+    translator = csan.Translator(tmp_path / "marian.pt")
+    got = translator.translate(lines, beam=5, max_len_a=0.5, max_len_b=4, min_len=0, transformers_beam=True,
+                               return_scores=True)
+    assert [hyps[0].text for hyps in got] == (fixture / "hyp.txt").read_text(encoding="utf-8").splitlines()
+    scores = [float(s) for s in (fixture / "hyp.scores.txt").read_text().split()]
+    assert [hyps[0].score for hyps in got] == pytest.approx(scores, abs=1e-4)

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -367,6 +368,172 @@ TEST_F(ImportCli, HelpAndMissingOptions) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_TRUE(is_one_line(r.err)) << r.err;
   EXPECT_NE(r.err.find("missing --fairseq"), std::string::npos) << r.err;
+}
+
+// ---- Hugging Face MarianMT (tests/data/interop/marian/, made with transformers' code) ----
+
+const std::string kMarian = kInterop + "/marian";
+
+// A copy of the Marian fixture in `dir` with one weight file (pytorch_model.bin or
+// model.safetensors), to edit.
+std::string marian_copy(const std::string& dir, const std::string& weights = "model.safetensors") {
+  fs::create_directories(dir);
+  for (const char* file : {"config.json", "vocab.json", "source.spm", "target.spm", "tokenizer_config.json"})
+    fs::copy_file(kMarian + "/" + file, dir + "/" + file);
+  fs::copy_file(kMarian + "/" + weights, dir + "/" + weights);
+  return dir;
+}
+
+RunResult import_marian(const std::string& dir, const std::string& output) {
+  return run({bin("csan-import"), "--marian", dir, "--output", output});
+}
+
+// H-lines' pieces as Marian ids (vocab.json), </s> (0) appended; scores in natural log.
+std::map<int, Hypothesis> marian_hypotheses(const std::string& out) {
+  const auto vocab = nlohmann::json::parse(std::ifstream(kMarian + "/vocab.json"));
+  std::map<int, Hypothesis> result;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("P-", 0) == 0)
+      result[std::stoi(line.substr(2))].length = count_fields(line.substr(line.find('\t') + 1));
+    if (line.rfind("H-", 0) != 0) continue;
+    std::istringstream fields(line.substr(2));
+    int id;
+    double score;
+    fields >> id >> score;
+    std::string piece, joined;
+    while (fields >> piece) joined += std::to_string(vocab.contains(piece) ? vocab[piece].get<int>() : -1) + " ";
+    result[id].ids = joined + "0";
+    result[id].score = score * std::log(2.0);
+  }
+  return result;
+}
+
+// transformers' generate() settings of the fixture (FORMATS.md section 5): beam 5,
+// max_new_tokens int(0.5 * source + 5) = at most int(0.5 * source) + 4 tokens before </s>,
+// no min_length (csan's --min-len 1 would forbid an immediate </s>).
+RunResult generate_marian(const std::string& path, const std::string& input, const std::string& format = "fairseq",
+                          std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {bin("csan-generate"),  "--path",      path,  "--input",     input, "--beam",    "5",
+                                   "--transformers-beam", "--max-len-a", "0.5", "--max-len-b", "4",   "--min-len", "0",
+                                   "--output-format",     format};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run(args);
+}
+
+TEST_F(ImportCli, MarianTranslationsAreTransformersOwn) {
+  const std::string input = fixture_sources(dir_);
+  if (input.empty()) GTEST_SKIP() << "no Multi30k under " << shared_dir();
+  const std::string model = dir_ + "/marian.pt";
+  const RunResult imported = import_marian(kMarian, model);
+  ASSERT_EQ(imported.exit_code, 0) << describe(imported);
+  const RunResult r = generate_marian(model, input);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const auto got = marian_hypotheses(r.out);
+  const auto ids = lines_of(kMarian + "/hyp.ids.txt"), scores = lines_of(kMarian + "/hyp.scores.txt");
+  ASSERT_EQ(ids.size(), 200u);
+  ASSERT_EQ(got.size(), 200u);
+  for (int i = 0; i < 200; ++i) {
+    const std::string expected = ids[i].substr(ids[i].find(' ') + 1);  // without the decoder start
+    EXPECT_EQ(got.at(i).ids, expected) << "sentence " << i;
+    EXPECT_EQ(got.at(i).length, count_fields(expected)) << "sentence " << i;
+    EXPECT_NEAR(got.at(i).score, std::stod(scores[i]), 1e-4) << "sentence " << i;
+  }
+  // The text, detokenized by target.spm, is transformers' decode().
+  const RunResult text = generate_marian(model, input, "plain");
+  ASSERT_EQ(text.exit_code, 0) << describe(text);
+  std::istringstream lines(text.out);
+  const auto expected_text = lines_of(kMarian + "/hyp.txt");
+  for (int i = 0; i < 200; ++i) {
+    std::string line;
+    ASSERT_TRUE(std::getline(lines, line));
+    EXPECT_EQ(line, expected_text[i]) << "sentence " << i;
+  }
+}
+
+TEST_F(ImportCli, MarianFromEitherWeightFileDecodesInEveryPrecision) {
+  const std::string input = dir_ + "/input.en";
+  std::ofstream(input) << "Two young men are playing soccer.\nA dog runs through the grass.\n";
+  const std::string from_bin = dir_ + "/bin.pt", from_safetensors = dir_ + "/safetensors.pt";
+  ASSERT_EQ(import_marian(marian_copy(dir_ + "/bin", "pytorch_model.bin"), from_bin).exit_code, 0);
+  ASSERT_EQ(import_marian(marian_copy(dir_ + "/st"), from_safetensors).exit_code, 0);
+  const RunResult fp32 = generate_marian(from_safetensors, input);
+  ASSERT_EQ(fp32.exit_code, 0) << describe(fp32);
+  ASSERT_EQ(marian_hypotheses(fp32.out).size(), 2u);
+  const RunResult same = generate_marian(from_bin, input);
+  EXPECT_EQ(without_summary(same.out), without_summary(fp32.out));
+  for (const std::string precision : {"bf16", "int8"}) {
+    const RunResult r = generate_marian(from_safetensors, input, "fairseq", {"--precision", precision});
+    ASSERT_EQ(r.exit_code, 0) << precision << ": " << describe(r);
+    const auto hyps = marian_hypotheses(r.out);
+    ASSERT_EQ(hyps.size(), 2u) << precision;
+    for (const auto& [i, hyp] : hyps) EXPECT_EQ(hyp.ids.find("-1"), std::string::npos) << precision << ": " << hyp.ids;
+  }
+}
+
+// Edits config.json's or vocab.json's JSON in place.
+void edit_json(const std::string& path, const std::function<void(nlohmann::json&)>& edit) {
+  auto value = nlohmann::json::parse(std::ifstream(path));
+  edit(value);
+  std::ofstream(path, std::ios::trunc) << value.dump();
+}
+
+TEST_F(ImportCli, MarianBadInputsAreOneLineErrorsNamingFileAndField) {
+  struct Case {
+    std::string name, message;
+    std::function<void(const std::string& dir)> edit;
+  };
+  using json = nlohmann::json;
+  const std::vector<Case> cases = {
+      {"bart", "config.json: model_type: 'bart' is not marian",
+       [](const std::string& d) { edit_json(d + "/config.json", [](json& c) { c["model_type"] = "bart"; }); }},
+      {"activation", "config.json: activation_function: 'tanh' is not supported",
+       [](const std::string& d) { edit_json(d + "/config.json", [](json& c) { c["activation_function"] = "tanh"; }); }},
+      {"type", "config.json: d_model: is a string (\"8\"), not an integer",
+       [](const std::string& d) { edit_json(d + "/config.json", [](json& c) { c["d_model"] = "8"; }); }},
+      {"nosource", "source.spm: no such file", [](const std::string& d) { fs::remove(d + "/source.spm"); }},
+      {"notarget", "target.spm: no such file", [](const std::string& d) { fs::remove(d + "/target.spm"); }},
+      {"novocab", "vocab.json: no such file", [](const std::string& d) { fs::remove(d + "/vocab.json"); }},
+      {"vocabsize", "model.shared.weight: 307 rows, but ",
+       [](const std::string& d) { edit_json(d + "/vocab.json", [](json& v) { v["extra_piece"] = 307; }); }},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string dir = marian_copy(dir_ + "/" + c.name);
+    c.edit(dir);
+    const RunResult r = import_marian(dir, dir_ + "/out.pt");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_TRUE(is_one_line(r.err)) << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir_ + "/out.pt"));
+  }
+}
+
+TEST_F(ImportCli, MarianMissingOrMisshapenTensorsAreRefused) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"del state['model.decoder.layers.1.fc2.bias']",
+       "pytorch_model.bin: the model has no parameter for csan's decoder.layers.1.ffn.fc2.bias"},
+      {"state['model.encoder.layers.0.fc1.weight'] = torch.zeros(3, 8)",
+       "pytorch_model.bin: model.encoder.layers.0.fc1.weight has shape [3, 8], the settings give [16, 8]"},
+      {"del state['final_logits_bias']", "pytorch_model.bin: final_logits_bias: missing"},
+  };
+  std::string script = "import copy, sys, torch\noriginal = torch.load(sys.argv[1])\n";
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const std::string dir = dir_ + "/case" + std::to_string(i);
+    marian_copy(dir, "pytorch_model.bin");
+    script +=
+        "state = copy.deepcopy(original)\n" + cases[i].first + "\ntorch.save(state, '" + dir + "/pytorch_model.bin')\n";
+  }
+  if (run({"/usr/bin/python3", "-c", script, kMarian + "/pytorch_model.bin"}).exit_code != 0)
+    GTEST_SKIP() << "no python3-torch to write the variants with";
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(cases[i].first);
+    const RunResult r = import_marian(dir_ + "/case" + std::to_string(i), dir_ + "/out.pt");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_TRUE(is_one_line(r.err)) << r.err;
+    EXPECT_NE(r.err.find(cases[i].second), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir_ + "/out.pt"));
+  }
 }
 
 }  // namespace

@@ -26,36 +26,46 @@ std::map<std::string, torch::Tensor> fairseq_to_csan_names(const PickleValue& mo
                                                            std::map<std::string, std::string>& origin_names) {
   if (model.kind != PickleValue::Kind::dict)
     throw Error(path + ": model: is " + model.describe() + ", not a state dict", ErrorKind::bad_input);
-  std::map<std::string, torch::Tensor> out;
-  // "<prefix>.{q,k,v}_proj.<weight|bias>" gathered by "<prefix>.in_proj_<weight|bias>".
-  std::map<std::string, std::array<torch::Tensor, 3>> qkv;
-  static const std::regex projection(R"((.*)\.([qkv])_proj\.(weight|bias))");
+  std::map<std::string, torch::Tensor> tensors;
   for (const auto& [key, value] : model.entries) {
     if (key->kind != PickleValue::Kind::string)
       throw Error(path + ": model: a key that is " + key->describe() + ", not a name", ErrorKind::bad_input);
     const std::string& name = key->text;
     if (value->kind != PickleValue::Kind::tensor)
       throw Error(path + ": model." + name + ": is " + value->describe() + ", not a tensor", ErrorKind::bad_input);
+    tensors[name] = value->tensor;
+  }
+  return fairseq_to_csan_names(tensors, tying, path, origin_names);
+}
+
+std::map<std::string, torch::Tensor> fairseq_to_csan_names(const std::map<std::string, torch::Tensor>& model,
+                                                           const FairseqTying& tying, const std::string& path,
+                                                           std::map<std::string, std::string>& origin_names) {
+  std::map<std::string, torch::Tensor> out;
+  // "<prefix>.{q,k,v}_proj.<weight|bias>" gathered by "<prefix>.in_proj_<weight|bias>".
+  std::map<std::string, std::array<torch::Tensor, 3>> qkv;
+  static const std::regex projection(R"((.*)\.([qkv])_proj\.(weight|bias))");
+  for (const auto& [name, tensor] : model) {
     if (ends_with(name, ".version") || ends_with(name, "._float_tensor")) continue;
-    if (!value->tensor.is_floating_point())
-      throw Error(path + ": model." + name + ": a " + std::string(c10::toString(value->tensor.scalar_type())) +
+    if (!tensor.is_floating_point())
+      throw Error(path + ": model." + name + ": a " + std::string(c10::toString(tensor.scalar_type())) +
                       " tensor where weights are floating point",
                   ErrorKind::bad_input);
     std::smatch m;
     if (std::regex_match(name, m, projection)) {
       const int slot = m[2] == "q" ? 0 : m[2] == "k" ? 1 : 2;
-      qkv[m[1].str() + ".in_proj_" + m[3].str()][slot] = value->tensor;
+      qkv[m[1].str() + ".in_proj_" + m[3].str()][slot] = tensor;
       continue;
     }
     if (name == "decoder.embed_tokens.weight" && tying.share_all_embeddings) continue;
     if (name == "decoder.output_projection.weight") {
       if (!tying.share_all_embeddings && !tying.share_decoder_input_output_embed)
-        out["decoder.output_projection"] = value->tensor;
+        out["decoder.output_projection"] = tensor;
       origin_names["decoder.output_projection"] = "model." + name;
       continue;
     }
     const std::string csan_name = replace_once(replace_once(name, ".fc1.", ".ffn.fc1."), ".fc2.", ".ffn.fc2.");
-    out[csan_name] = value->tensor;
+    out[csan_name] = tensor;
     origin_names[csan_name] = "model." + name;
   }
   for (auto& [name, parts] : qkv) {

@@ -19,10 +19,15 @@ struct FairseqTying {
 };
 
 // Throws csan::Error "PATH: model.NAME: ..." when `model` (the checkpoint's "model") is not
+// a dict of floating-point tensors or a q/k/v triple is incomplete or of mismatched sizes.
 // `origin_names` gets the fairseq name of each csan name ("model.X", for errors).
-// a dict of tensors or a q/k/v triple is incomplete or of mismatched sizes.
 std::map<std::string, torch::Tensor> fairseq_to_csan_names(const PickleValue& model, const FairseqTying& tying,
                                                            const std::string& path,
+                                                           std::map<std::string, std::string>& origin_names);
+
+// The same for a state dict already read (Marian's names, "model." taken off, are fairseq's).
+std::map<std::string, torch::Tensor> fairseq_to_csan_names(const std::map<std::string, torch::Tensor>& model,
+                                                           const FairseqTying& tying, const std::string& path,
                                                            std::map<std::string, std::string>& origin_names);
 
 }  // namespace csan::foreign

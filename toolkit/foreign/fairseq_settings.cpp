@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "toolkit/core/error.h"
+#include "toolkit/foreign/imported_checkpoint.h"
 
 namespace csan::foreign {
 
@@ -86,15 +87,6 @@ class Settings {
   const PickleValue& holder_;
   std::string where_;
 };
-
-std::string yaml_number(double value) {
-  std::ostringstream out;
-  out.precision(17);
-  out << value;
-  std::string s = out.str();
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  return s;
-}
 
 }  // namespace
 

@@ -41,6 +41,15 @@ std::string shape(const torch::Tensor& t) {
 
 }  // namespace
 
+std::string yaml_number(double value) {
+  std::ostringstream out;
+  out.precision(17);
+  out << value;
+  std::string s = out.str();
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
 void write_imported_checkpoint(const ImportedTranslationModel& m, const std::string& output) {
   const text::Dictionary src_dict = text::Dictionary::parse(m.src_dict, m.src_dict_path);
   const text::Dictionary tgt_dict = text::Dictionary::parse(m.tgt_dict, m.tgt_dict_path);
@@ -99,6 +108,7 @@ void write_imported_checkpoint(const ImportedTranslationModel& m, const std::str
                {"tgt_dict", m.tgt_dict},
                {"spm_model", m.spm_model}};
   if (!m.tgt_spm_model.empty() && m.tgt_spm_model != m.spm_model) meta.data["tgt_spm_model"] = m.tgt_spm_model;
+  if (!m.detokenizer.empty()) meta.data["detokenizer"] = m.detokenizer;
   checkpoint::CheckpointWriter writer;
   writer.set_meta(meta);
   writer.set_model(*model);

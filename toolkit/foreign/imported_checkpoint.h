@@ -21,10 +21,14 @@ struct ImportedTranslationModel {
   std::string src_dict_path, tgt_dict_path;  // where they came from, for errors
   std::string spm_model;                     // source side (and target when tgt_spm_model is ""), "" if none
   std::string tgt_spm_model;                 // target side when it differs from the source's
+  std::string detokenizer;                   // "marian": LoadedEnsemble::detokenizer; "": SentencePiece's
   // csan name -> tensor; each name of the origin, for errors.
   std::map<std::string, torch::Tensor> weights;
   std::map<std::string, std::string> origin_names;
 };
+
+// `value` as a YAML float scalar that reads back exactly ("0.1", "1.0").
+std::string yaml_number(double value);
 
 // Throws csan::Error naming the origin (or dictionary) file and the parameter for a
 // missing, unexpected or misshapen tensor; nothing is written then.

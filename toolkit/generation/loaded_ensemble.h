@@ -21,6 +21,9 @@ struct LoadedEnsemble {
   // The target side's model where it differs from the source's (an imported Marian or
   // fairseq model with one per side); "": spm_model serves both sides.
   std::string tgt_spm_model;
+  // "marian": output text as transformers' MarianTokenizer decodes it (TextCodec's marian_text;
+  // csan-import --marian sets it); "": SentencePiece's.
+  std::string detokenizer;
 
   bool sentencepiece() const { return !spm_model.empty(); }
 };

@@ -32,6 +32,12 @@ struct SearchOptions {
   int64_t sampling_topk = -1;   // sample among the k best tokens (-1: all)
   double sampling_topp = -1.0;  // sample from the smallest set with probability >= p (-1: all)
   uint64_t seed = 1;            // sampling generator seed
+  // Beam search as transformers' generate() does it (num_beams, early_stopping=False), for
+  // models imported from Hugging Face: the k best finished hypotheses are kept (a better one
+  // replaces the worst), a sentence ends when no live beam's sum / (step + 1)^lenpen can beat
+  // the worst finished one, and the </s> forced at the length limit scores 0, not its
+  // log-probability. fairseq's rules (false): the first k finished hypotheses end a sentence.
+  bool transformers_rules = false;
 };
 
 // The largest beam csan searches with. Beam search past a few dozen rarely changes the

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "toolkit/core/error.h"
+
 namespace csan::generation {
 
 namespace {
@@ -14,13 +16,59 @@ int64_t min_target_positions(const std::vector<std::shared_ptr<models::EncoderDe
   return positions;
 }
 
+double worst_score(const std::vector<Hypothesis>& done) {
+  double worst = std::numeric_limits<double>::infinity();
+  for (const auto& hyp : done) worst = std::min(worst, hyp.score);
+  return worst;
+}
+
+// Removes the lowest-scoring hypothesis (the first of equals, as transformers' BeamHypotheses).
+void drop_worst(std::vector<Hypothesis>& done) {
+  done.erase(std::min_element(done.begin(), done.end(),
+                              [](const Hypothesis& a, const Hypothesis& b) { return a.score < b.score; }));
+}
+
+// The best sum among sentence i's candidates (transformers' best_sum_logprobs).
+double best_candidate(const at::TensorAccessor<double, 3>& h, int64_t i, int64_t width) {
+  double best = -std::numeric_limits<double>::infinity();
+  for (int64_t c = 0; c < width; ++c) best = std::max(best, h[0][i][c]);
+  return best;
+}
+
+int64_t start_token(const std::vector<std::shared_ptr<models::EncoderDecoderModel>>& models,
+                    const SpecialTokens& special) {
+  const bool pad = !models.empty() && models.front()->decoder_starts_with_pad();
+  for (const auto& m : models)
+    if (m->decoder_starts_with_pad() != pad)
+      throw Error("ensemble: the models start their decoders from different tokens (model.decoder_start)",
+                  ErrorKind::bad_option);
+  return pad ? special.pad : special.eos;
+}
+
 }  // namespace
+
+// transformers' ForcedEOSTokenLogitsProcessor: at the length limit </s> gets log-probability 0
+// (MaxLength already made every other token impossible).
+void SequenceGenerator::force_eos_scores_zero(StepScores& scores, int64_t step,
+                                              const std::vector<int64_t>& row_max_len) const {
+  const int64_t column = columns_.of(special_.eos);
+  if (column < 0) return;
+  std::vector<uint8_t> at_end(row_max_len.size());
+  bool any = false;
+  for (size_t r = 0; r < row_max_len.size(); ++r) any |= (at_end[r] = step >= row_max_len[r]);
+  if (!any) return;
+  const torch::Tensor rows =
+      torch::tensor(std::vector<int64_t>(at_end.begin(), at_end.end())).to(scores.scores.device()).to(torch::kBool);
+  torch::Tensor eos = scores.scores.select(1, column);
+  eos.copy_(torch::where(rows, scores.normalizer.to(eos.scalar_type()), eos));
+}
 
 SequenceGenerator::SequenceGenerator(std::vector<std::shared_ptr<models::EncoderDecoderModel>> models,
                                      const SearchOptions& options, const SpecialTokens& special)
     : decoder_((validate(options), models), options.temperature),
       options_(options),
       special_(special),
+      start_token_(start_token(models, special)),
       processors_(make_processors(options, special)),
       search_(make_search(options)),
       max_target_positions_(min_target_positions(models)) {}
@@ -54,7 +102,7 @@ std::vector<std::vector<Hypothesis>> SequenceGenerator::generate(const torch::Te
   decoder_.start(src_tokens, src_lengths, k, longest + 1);
   // Rows are sentence-major: row i * k + b is beam b of the i-th sentence still searched.
   torch::Tensor tokens = torch::full({batch * k, longest + 2}, special_.pad, long_opts);
-  tokens.select(1, 0).fill_(special_.eos);
+  tokens.select(1, 0).fill_(start_token_);
   torch::Tensor positional = torch::zeros({batch * k, longest + 1}, torch::dtype(torch::kFloat).device(device));
   torch::Tensor cumulative = torch::zeros({batch, k}, torch::dtype(torch::kFloat).device(device));
   const torch::Tensor expand = torch::arange(batch, long_opts).repeat_interleave(k);
@@ -76,6 +124,7 @@ std::vector<std::vector<Hypothesis>> SequenceGenerator::generate(const torch::Te
     // The processors only forbid or penalize tokens, which commutes with normalizing.
     StepContext context{step, prefix, &row_max_len, forced, &columns_};
     for (const auto& processor : processors_) processor->apply(step_scores.scores, context);
+    if (options_.transformers_rules) force_eos_scores_zero(step_scores, step, row_max_len);
 
     Candidates cand =
         search_->step(step, step_scores.scores.view({n, k, vocab}), step_scores.normalizer.view({n, k}), cumulative);
@@ -103,8 +152,13 @@ std::vector<std::vector<Hypothesis>> SequenceGenerator::generate(const torch::Te
         const auto token = static_cast<int64_t>(h[1][i][c]);
         const auto row = static_cast<int64_t>(h[2][i][c]);
         if (token == special_.eos) {
-          // Only an </s> among the k best ends a hypothesis (fairseq's rule).
-          if (c >= k || static_cast<int64_t>(done.size()) >= k) continue;
+          // Only an </s> among the k best ends a hypothesis (fairseq's and transformers' rule);
+          // fairseq keeps the first k, transformers the k best.
+          if (c >= k) continue;
+          const double normalized = score / std::pow(static_cast<double>(step + 1), options_.lenpen);
+          if (static_cast<int64_t>(done.size()) >= k &&
+              (!options_.transformers_rules || normalized <= worst_score(done)))
+            continue;
           if (!tokens_host.defined()) {
             tokens_host = tokens.narrow(1, 1, step).to(torch::kCPU).contiguous();
             positional_host = positional.narrow(1, 0, step).to(torch::kCPU).contiguous();
@@ -116,7 +170,8 @@ std::vector<std::vector<Hypothesis>> SequenceGenerator::generate(const torch::Te
           hyp.tokens.push_back(special_.eos);
           hyp.positional_scores.assign(p, p + step);
           hyp.positional_scores.push_back(static_cast<float>(h[3][i][c]));
-          hyp.score = score / std::pow(static_cast<double>(step + 1), options_.lenpen);
+          hyp.score = normalized;
+          if (static_cast<int64_t>(done.size()) >= k) drop_worst(done);
           done.push_back(std::move(hyp));
           continue;
         }
@@ -127,7 +182,11 @@ std::vector<std::vector<Hypothesis>> SequenceGenerator::generate(const torch::Te
         new_lprobs.push_back(static_cast<float>(h[3][i][c]));
         ++selected;
       }
-      const bool over = static_cast<int64_t>(done.size()) >= k || step >= sentence_max_len[s] || selected == 0;
+      const bool enough =
+          static_cast<int64_t>(done.size()) >= k &&
+          (!options_.transformers_rules ||
+           worst_score(done) >= best_candidate(h, i, width) / std::pow(static_cast<double>(step + 1), options_.lenpen));
+      const bool over = enough || step >= sentence_max_len[s] || selected == 0;
       if (over) {
         new_order.resize(new_order.size() - selected), new_tokens.resize(new_tokens.size() - selected);
         new_cumulative.resize(new_cumulative.size() - selected), new_lprobs.resize(new_lprobs.size() - selected);

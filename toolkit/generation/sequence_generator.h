@@ -47,9 +47,12 @@ class SequenceGenerator {
   const SearchOptions& options() const { return options_; }
 
  private:
+  void force_eos_scores_zero(StepScores& scores, int64_t step, const std::vector<int64_t>& row_max_len) const;
+
   EnsembleDecoder decoder_;
   SearchOptions options_;
   SpecialTokens special_;
+  int64_t start_token_;  // the decoder's first input: </s>, or <pad> (model.decoder_start)
   std::vector<std::unique_ptr<LogitsProcessor>> processors_;
   std::unique_ptr<SearchStrategy> search_;
   ScoreColumns columns_;  // where each id's score is (a shortlist's columns)

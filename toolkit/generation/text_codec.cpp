@@ -1,6 +1,9 @@
 #include "toolkit/generation/text_codec.h"
 
+#include <algorithm>
+
 #include "toolkit/core/text_file.h"
+#include "toolkit/core/utf8.h"
 
 namespace csan::generation {
 
@@ -23,7 +26,20 @@ EncodedLine TextCodec::encode(const std::string& line, const std::string& origin
 }
 
 std::string TextCodec::decode(const std::vector<int64_t>& ids) const {
-  return model_ ? model_->decode(dict_.symbols(ids)) : dict_.to_string(ids);
+  if (!model_) return dict_.to_string(ids);
+  if (!marian_text_) return model_->decode(dict_.symbols(ids));
+  std::vector<std::string> pieces = dict_.symbols(ids);
+  pieces.erase(std::remove(pieces.begin(), pieces.end(), dict_.symbol(dict_.unk())), pieces.end());
+  // Python's text.replace("\u2581", " ").strip(): strip() takes every Unicode white space.
+  std::u32string text = utf8::decode(model_->decode(pieces));
+  std::replace(text.begin(), text.end(), U'\u2581', U' ');
+  auto white = [](char32_t c) {
+    return (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x20) || c == 0x85 || c == 0xa0 || c == 0x1680 ||
+           (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f || c == 0x205f || c == 0x3000;
+  };
+  const auto first = std::find_if_not(text.begin(), text.end(), white);
+  const auto last = std::find_if_not(text.rbegin(), text.rend(), white).base();
+  return first < last ? utf8::encode(std::u32string(first, last)) : "";
 }
 
 }  // namespace csan::generation

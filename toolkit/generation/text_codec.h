@@ -22,7 +22,11 @@ struct EncodedLine {
 class TextCodec {
  public:
   // `dict` and `model` (null: no SentencePiece) must outlive the codec.
-  TextCodec(const text::Dictionary& dict, const text::SentencePieceModel* model) : dict_(dict), model_(model) {}
+  // `marian_text`: decode as transformers' MarianTokenizer (skip_special_tokens): <unk> is
+  // left out, and after SentencePiece every remaining U+2581 (of pieces the target model
+  // lacks, which SentencePiece passes through) becomes a space and the ends are trimmed.
+  TextCodec(const text::Dictionary& dict, const text::SentencePieceModel* model, bool marian_text = false)
+      : dict_(dict), model_(model), marian_text_(marian_text) {}
 
   // Throws csan::Error "ORIGIN:LINE: invalid UTF-8 ..." for bad bytes. At most max_length
   // ids are kept (the last one stays </s>); <= 0 means no limit.
@@ -35,6 +39,7 @@ class TextCodec {
  private:
   const text::Dictionary& dict_;
   const text::SentencePieceModel* model_;
+  bool marian_text_;
 };
 
 // Keeps the first max_length - 1 ids and a final </s> (ids must end with </s>).

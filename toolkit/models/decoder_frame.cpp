@@ -13,9 +13,10 @@ DecoderFrameImpl::DecoderFrameImpl(const TransformerOptions& options, TokenEmbed
   const int64_t d = options.layer.embed_dim;
   embed_scale_ = options.no_scale_embedding ? 1.0 : std::sqrt(static_cast<double>(d));
   embed_tokens = embedding_owned_elsewhere ? std::move(embed) : register_module("embed_tokens", std::move(embed));
-  embed_positions =
-      register_module("embed_positions", nn::PositionalEmbedding(nn::PositionalEmbeddingOptions{
-                                             options.max_target_positions, d, padding_idx, options.learned_pos}));
+  embed_positions = register_module(
+      "embed_positions",
+      nn::PositionalEmbedding(nn::PositionalEmbeddingOptions{
+          options.max_target_positions, d, padding_idx, options.learned_pos, options.sinusoidal_layout == "marian"}));
   if (options.layernorm_embedding) layernorm_embedding = register_module("layernorm_embedding", nn::layer_norm(d));
 }
 
@@ -31,6 +32,8 @@ void DecoderFrameImpl::register_layers_and_output() {
     output_projection = register_parameter("output_projection", torch::empty_like(embed_tokens->weight));
     nn::init_normal(output_projection, std::pow(static_cast<double>(d), -0.5));
   }
+  if (options_.final_logits_bias)
+    final_logits_bias = register_parameter("final_logits_bias", torch::zeros({embed_tokens->weight.size(0)}));
 }
 
 torch::Tensor DecoderFrameImpl::embed(const torch::Tensor& prev_output_tokens, int64_t cached) {
@@ -53,8 +56,11 @@ torch::Tensor DecoderFrameImpl::output(torch::Tensor x, const torch::Tensor& pos
   if (layer_norm) x = layer_norm(x);
   if (positions.defined()) x = x.reshape({-1, x.size(-1)}).index_select(0, positions);
   nn::OutputVocabulary* vocabulary = state ? state->output_vocabulary() : nullptr;
-  if (tied_) return nn::output_logits(x, embed_tokens->weight, embed_tokens->projection, vocabulary);
-  return nn::output_logits(x, output_projection, output_layer_, vocabulary);
+  torch::Tensor logits = tied_ ? nn::output_logits(x, embed_tokens->weight, embed_tokens->projection, vocabulary)
+                               : nn::output_logits(x, output_projection, output_layer_, vocabulary);
+  if (!final_logits_bias.defined()) return logits;
+  const torch::Tensor bias = vocabulary ? final_logits_bias.index_select(0, vocabulary->ids()) : final_logits_bias;
+  return logits + bias.to(logits.scalar_type());
 }
 
 }  // namespace csan::models

@@ -24,9 +24,10 @@ class DecoderFrameImpl : public nn::ProjectingModule {
   TokenEmbedding embed_tokens{nullptr};
   nn::PositionalEmbedding embed_positions{nullptr};
   torch::nn::ModuleList layers;
-  torch::nn::LayerNorm layer_norm{nullptr};  // pre-norm only
+  torch::nn::LayerNorm layer_norm{nullptr};           // pre-norm only
   torch::nn::LayerNorm layernorm_embedding{nullptr};  // model.layernorm_embedding only
-  torch::Tensor output_projection;           // [V, D]; undefined when tied to embed_tokens or converted
+  torch::Tensor output_projection;                    // [V, D]; undefined when tied to embed_tokens or converted
+  torch::Tensor final_logits_bias;                    // [V], added to the logits; model.final_logits_bias only
 
  protected:
   // Registers embed_tokens (unless `embedding_owned_elsewhere`: shared with the encoder, so

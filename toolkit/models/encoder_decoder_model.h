@@ -40,6 +40,9 @@ class EncoderDecoderModel : public Model {
 
   virtual int64_t max_source_positions() const = 0;
   virtual int64_t max_target_positions() const = 0;
+  // The decoder's first input is <pad> instead of </s> (an imported Marian model's
+  // decoder_start_token_id; model.decoder_start).
+  virtual bool decoder_starts_with_pad() const { return false; }
 
   // Logits [B, T, V] of a whole batch (source fields and "prev_output_tokens").
   torch::Tensor forward(const NamedTensors& input) { return decode(input.at("prev_output_tokens"), encode(input)); }

@@ -28,6 +28,7 @@ class TransformerModel : public EncoderDecoderModel {
   torch::Tensor forward_positions(const NamedTensors& input, const torch::Tensor& positions) override;
   int64_t max_source_positions() const override { return options_.max_source_positions; }
   int64_t max_target_positions() const override { return options_.max_target_positions; }
+  bool decoder_starts_with_pad() const override { return options_.decoder_start == "pad"; }
 
   // Sites encoder.self, then per decoder layer decoder.self and decoder.cross.
   void for_each_attention(const std::function<void(const nn::AttentionSite&, nn::MultiheadAttention&)>& visit) override;

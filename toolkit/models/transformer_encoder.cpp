@@ -12,8 +12,8 @@ TransformerEncoderImpl::TransformerEncoderImpl(const TransformerOptions& options
   embed_tokens = register_module("embed_tokens", std::move(embed));
   embed_positions = register_module(
       "embed_positions",
-      nn::PositionalEmbedding(nn::PositionalEmbeddingOptions{options.max_source_positions, d, padding_idx,
-                                                             options.learned_pos}));
+      nn::PositionalEmbedding(nn::PositionalEmbeddingOptions{
+          options.max_source_positions, d, padding_idx, options.learned_pos, options.sinusoidal_layout == "marian"}));
   if (options.layernorm_embedding) layernorm_embedding = register_module("layernorm_embedding", nn::layer_norm(d));
   for (int64_t i = 0; i < options.encoder_layers; ++i) layers->push_back(nn::EncoderLayer(options.layer));
   register_module("layers", layers);

@@ -20,13 +20,17 @@ const core::OptionTable<TransformerOptions>& transformer_option_table() {
                            1.0)
           .add_ref<double>("model.activation_dropout", layer(&L::activation_dropout),
                            "dropout after the feed-forward activation", 0.0, 1.0)
-          .add_ref<std::string>("model.activation", layer(&L::activation), "feed-forward activation", std::nullopt,
-                                std::nullopt, {"relu", "gelu"})
+          .add_ref<std::string>("model.activation", layer(&L::activation), "feed-forward activation (swish: SiLU)",
+                                std::nullopt, std::nullopt, {"relu", "gelu", "swish"})
           .add_ref<bool>("model.normalize_before", layer(&L::normalize_before),
                          "pre-norm layers (with final encoder/decoder layer norms)")
           .add_ref<bool>("model.attn_bias", layer(&L::attention_bias),
                          "biases in the attention projections (false: NVIDIA fairseq fork)")
           .add("model.learned_pos", &O::learned_pos, "learned instead of sinusoidal positional embeddings")
+          .add("model.sinusoidal_layout", &O::sinusoidal_layout,
+               "sinusoidal position table: fairseq's (positions from padding_idx + 1) or Marian's (from 0, "
+               "sin/cos frequencies 10000^(-2k/d))",
+               {"fairseq", "marian"})
           .add("model.layernorm_embedding", &O::layernorm_embedding,
                "layer norm of embeddings + positions on both sides (fairseq's --layernorm-embedding)")
           .add("model.no_scale_embedding", &O::no_scale_embedding, "do not scale token embeddings by sqrt(embed_dim)")
@@ -34,6 +38,11 @@ const core::OptionTable<TransformerOptions>& transformer_option_table() {
                "tie the decoder's embedding and output projection")
           .add("model.share_all_embeddings", &O::share_all_embeddings,
                "one embedding for encoder, decoder and output (needs a joined dictionary)")
+          .add("model.final_logits_bias", &O::final_logits_bias,
+               "a learned bias on the output logits (decoder.final_logits_bias; Marian's)")
+          .add("model.decoder_start", &O::decoder_start,
+               "the decoder's first input token: eos (fairseq) or pad (Marian's decoder_start_token_id)",
+               {"eos", "pad"})
           .add("model.max_source_positions", &O::max_source_positions, "longest source sentence in tokens", 1)
           .add("model.max_target_positions", &O::max_target_positions, "longest target sentence in tokens", 1);
   return table;

@@ -17,10 +17,13 @@ struct TransformerOptions {
   int64_t decoder_layers = 6;
   nn::TransformerLayerOptions layer;  // embed dim, FFN dim, heads, dropouts, norm, bias
   bool learned_pos = false;
-  bool layernorm_embedding = false;  // fairseq's: a layer norm after embeddings + positions
+  std::string sinusoidal_layout = "fairseq";  // fairseq | marian (nn::PositionalEmbeddingOptions)
+  bool layernorm_embedding = false;           // fairseq's: a layer norm after embeddings + positions
   bool no_scale_embedding = false;
   bool share_decoder_input_output_embed = false;
   bool share_all_embeddings = false;
+  bool final_logits_bias = false;     // Marian's: a learned bias added to the output logits
+  std::string decoder_start = "eos";  // the decoder's first input: eos (fairseq) | pad (Marian)
   int64_t max_source_positions = 1024;
   int64_t max_target_positions = 1024;
 

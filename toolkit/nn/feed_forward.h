@@ -1,10 +1,10 @@
 // The position-wise feed-forward block: fc2(dropout(activation(fc1(x)))).
 #pragma once
 
+#include <torch/torch.h>
+
 #include <cstdint>
 #include <string>
-
-#include <torch/torch.h>
 
 #include "toolkit/nn/dense.h"
 
@@ -13,7 +13,7 @@ namespace csan::nn {
 struct FeedForwardOptions {
   int64_t embed_dim = 512;
   int64_t ffn_dim = 2048;
-  std::string activation = "relu";  // relu | gelu
+  std::string activation = "relu";  // relu | gelu | swish (SiLU, x * sigmoid(x): Marian's)
   double activation_dropout = 0.0;
 };
 
@@ -26,7 +26,7 @@ class FeedForwardImpl : public torch::nn::Module {
 
  private:
   FeedForwardOptions options_;
-  bool gelu_;
+  enum class Activation { relu, gelu, swish } activation_ = Activation::relu;
 };
 TORCH_MODULE(FeedForward);
 

@@ -23,7 +23,26 @@ torch::Tensor sinusoidal_table(int64_t num_embeddings, int64_t dim, int64_t padd
   return table;
 }
 
+torch::Tensor marian_sinusoidal_table(int64_t num_embeddings, int64_t dim) {
+  // transformers computes the angles in float64 (numpy) before storing float32.
+  const auto f64 = torch::TensorOptions().dtype(torch::kDouble);
+  torch::Tensor j = torch::arange(dim, f64);
+  torch::Tensor exponent = torch::floor(j / 2) * 2 / static_cast<double>(dim);
+  torch::Tensor angles = torch::arange(num_embeddings, f64).unsqueeze(1) / torch::pow(10000.0, exponent).unsqueeze(0);
+  using torch::indexing::None;
+  using torch::indexing::Slice;
+  torch::Tensor table = torch::cat(
+      {torch::sin(angles.index({Slice(), Slice(0, None, 2)})), torch::cos(angles.index({Slice(), Slice(1, None, 2)}))},
+      1);
+  return table.to(torch::kFloat);
+}
+
 PositionalEmbeddingImpl::PositionalEmbeddingImpl(const PositionalEmbeddingOptions& options) : options_(options) {
+  if (options.marian) {
+    if (options.learned) throw Error("positional embedding: Marian's table is not learned");
+    table_ = marian_sinusoidal_table(options.max_positions, options.embed_dim);
+    return;
+  }
   const int64_t rows = options.max_positions + options.padding_idx + 1;
   if (options.learned) {
     weight = register_parameter("weight", torch::empty({rows, options.embed_dim}));
@@ -35,6 +54,11 @@ PositionalEmbeddingImpl::PositionalEmbeddingImpl(const PositionalEmbeddingOption
 }
 
 torch::Tensor PositionalEmbeddingImpl::forward(const torch::Tensor& tokens, int64_t start) {
+  if (options_.marian) {
+    const torch::Tensor rows =
+        torch::arange(start, start + tokens.size(1), tokens.options().dtype(torch::kLong)).expand_as(tokens);
+    return torch::embedding(sinusoidal_rows(start + tokens.size(1), tokens.device()), rows);
+  }
   torch::Tensor positions = make_positions(tokens, options_.padding_idx, start);
   const int64_t needed = options_.padding_idx + 1 + start + tokens.size(1);
   if (options_.learned) {
@@ -49,7 +73,9 @@ torch::Tensor PositionalEmbeddingImpl::forward(const torch::Tensor& tokens, int6
 torch::Tensor PositionalEmbeddingImpl::sinusoidal_rows(int64_t needed, const torch::Device& device) {
   // Decoders on several threads (csan-generate --parallel-batches) share this module.
   std::lock_guard<std::mutex> lock(table_mutex_);
-  if (needed > table_.size(0)) table_ = sinusoidal_table(needed, options_.embed_dim, options_.padding_idx);
+  if (needed > table_.size(0))
+    table_ = options_.marian ? marian_sinusoidal_table(needed, options_.embed_dim)
+                             : sinusoidal_table(needed, options_.embed_dim, options_.padding_idx);
   if (table_.device() != device) table_ = table_.to(device);
   return table_;
 }

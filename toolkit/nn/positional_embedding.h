@@ -1,13 +1,13 @@
 // Positions as fairseq numbers them: padding gets padding_idx (and a zero vector),
-// the t-th real token gets padding_idx + 1 + t. Sinusoidal (the default: no
+// the t-th real token gets padding_idx + 1 + t (or as Marian does: the t-th token gets t). Sinusoidal (the default: no
 // parameters, the table grows on demand) or learned (max_positions + padding_idx + 1
 // rows, a parameter).
 #pragma once
 
+#include <torch/torch.h>
+
 #include <cstdint>
 #include <mutex>
-
-#include <torch/torch.h>
 
 namespace csan::nn {
 
@@ -19,11 +19,19 @@ torch::Tensor make_positions(const torch::Tensor& tokens, int64_t padding_idx, i
 // w_i = exp(-i * ln(10000) / (h - 1)); a zero column if dim is odd; row padding_idx zero.
 torch::Tensor sinusoidal_table(int64_t num_embeddings, int64_t dim, int64_t padding_idx);
 
+// Marian's (transformers' MarianSinusoidalPositionalEmbedding): row p, column j has the
+// angle p / 10000^(2 * (j / 2) / dim); the first ceil(dim / 2) columns are sin of the even
+// j, the rest cos of the odd j. No padding row.
+torch::Tensor marian_sinusoidal_table(int64_t num_embeddings, int64_t dim);
+
 struct PositionalEmbeddingOptions {
   int64_t max_positions = 1024;
   int64_t embed_dim = 512;
   int64_t padding_idx = 1;
   bool learned = false;
+  // Marian's sinusoidal table, read at rows start, start + 1, ... whatever the tokens (its
+  // batches are right-padded, so padding shifts nothing).
+  bool marian = false;
 };
 
 class PositionalEmbeddingImpl : public torch::nn::Module {

@@ -65,7 +65,10 @@ std::unique_ptr<po::options_description> translation_generate_options(GenerateOp
       "sampling-topp", po::value<double>(&s.sampling_topp)->default_value(-1.0),
       "sample from the smallest set with probability >= p (-1: all)")(
       "temperature", po::value<double>(&s.temperature)->default_value(1.0), "divide logits by this")(
-      "seed", po::value<uint64_t>(&s.seed)->default_value(1), "sampling seed");
+      "seed", po::value<uint64_t>(&s.seed)->default_value(1), "sampling seed")(
+      "transformers-beam", po::bool_switch(&s.transformers_rules),
+      "beam search with transformers' generate() rules (models imported from Hugging Face: csan-import "
+      "--marian): the k best finished hypotheses, early_stopping=False, a forced </s> scores 0");
   section->add(search);
   return section;
 }
@@ -138,6 +141,7 @@ generation::LoadedEnsemble load_translation_ensemble(const std::vector<std::stri
       ensemble.tgt_dict = text::Dictionary::parse(first_meta.get("tgt_dict"), paths[0] + " (target dictionary)");
       ensemble.spm_model = first_meta.get("spm_model");
       ensemble.tgt_spm_model = first_meta.get("tgt_spm_model");
+      ensemble.detokenizer = first_meta.get("detokenizer");
     } else {
       if (loaded.meta.get("src_dict") != first_meta.get("src_dict") ||
           loaded.meta.get("tgt_dict") != first_meta.get("tgt_dict"))

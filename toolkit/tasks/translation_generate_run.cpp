@@ -192,7 +192,8 @@ GenerateSummary translate(const GenerateOptions& options, const LoadedEnsemble& 
   const auto sentencepiece = load_sentencepiece(ensemble.spm_model, options);
   const auto target_sentencepiece = load_sentencepiece(ensemble.tgt_spm_model, options);
   const TextCodec source_codec(ensemble.src_dict, sentencepiece.get()),
-      target_codec(ensemble.tgt_dict, target_sentencepiece ? target_sentencepiece.get() : sentencepiece.get());
+      target_codec(ensemble.tgt_dict, target_sentencepiece ? target_sentencepiece.get() : sentencepiece.get(),
+                   ensemble.detokenizer == "marian");
   const int64_t max_source = max_source_positions(ensemble);
   const int64_t eos = ensemble.src_dict.eos();
   if (options.search.beam > ensemble.tgt_dict.size())
@@ -225,7 +226,9 @@ GenerateSummary translate(const GenerateOptions& options, const LoadedEnsemble& 
     const std::string& dir = options.data_dir;
     check_same_dictionary(ensemble.src_dict, dir + "/dict." + src_lang + ".txt", options.paths[0]);
     check_same_dictionary(ensemble.tgt_dict, dir + "/dict." + tgt_lang + ".txt", options.paths[0]);
-    data::LanguagePairDataset dataset(dir, options.gen_subset, src_lang, tgt_lang, ensemble.tgt_dict.pad(), eos);
+    const int64_t pad = ensemble.tgt_dict.pad();
+    const int64_t decoder_start = ensemble.models.front()->decoder_starts_with_pad() ? pad : eos;
+    data::LanguagePairDataset dataset(dir, options.gen_subset, src_lang, tgt_lang, pad, decoder_start);
     dataset.check_token_ids(ensemble.src_dict.size(), dir + "/dict." + src_lang + ".txt", ensemble.tgt_dict.size(),
                             dir + "/dict." + tgt_lang + ".txt");
     std::vector<int64_t> all(dataset.size());

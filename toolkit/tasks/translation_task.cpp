@@ -74,9 +74,9 @@ class TranslationDataset : public training::TaskDataset {
   // are left out of a training split (counted, as fairseq filters by size) and are an
   // error naming the record in any other split.
   TranslationDataset(const std::string& dir, const std::string& split, const std::string& src, const std::string& tgt,
-                     int64_t pad, int64_t eos, const text::Dictionary& src_dict, const text::Dictionary& tgt_dict,
-                     const PositionLimits& limits, bool skip_too_long)
-      : pairs_(dir, split, src, tgt, pad, eos) {
+                     int64_t pad, int64_t decoder_start, const text::Dictionary& src_dict,
+                     const text::Dictionary& tgt_dict, const PositionLimits& limits, bool skip_too_long)
+      : pairs_(dir, split, src, tgt, pad, decoder_start) {
     pairs_.check_token_ids(src_dict.size(), dir + "/dict." + src + ".txt", tgt_dict.size(),
                            dir + "/dict." + tgt + ".txt");
     const auto &all_src = pairs_.src_sizes(), &all_tgt = pairs_.tgt_sizes();
@@ -158,13 +158,18 @@ class TranslationTask : public training::Task {
     tgt_dict_ = text::Dictionary::parse(tgt_dict_bytes_, tgt_dict_path);
     if (src_dict_.pad() != tgt_dict_.pad() || src_dict_.eos() != tgt_dict_.eos())
       throw Error("source and target dictionaries disagree on <pad>/</s>");
-    const int64_t pad = tgt_dict_.pad(), eos = tgt_dict_.eos();
+    const int64_t pad = tgt_dict_.pad();
+    // The decoder's first input: </s>, or <pad> for an imported Marian model (model.decoder_start).
+    const int64_t decoder_start =
+        cfg.has("model.decoder_start") && cfg.get<std::string>("model.decoder_start") == "pad" ? pad : tgt_dict_.eos();
     const PositionLimits limits = PositionLimits::of(cfg);
-    train_ = std::make_unique<TranslationDataset>(data_dir_, train_subset, src_lang_, tgt_lang_, pad, eos, src_dict_,
+    train_ = std::make_unique<TranslationDataset>(data_dir_, train_subset, src_lang_, tgt_lang_, pad, decoder_start,
+                                                  src_dict_,
                                                   tgt_dict_, limits, /*skip_too_long=*/true);
     if (!cfg.get<bool>("dataset.disable_validation") &&
         fs::exists(data_dir_ + "/" + valid_subset_ + "." + src_lang_ + "-" + tgt_lang_ + "." + src_lang_ + ".idx"))
-      valid_ = std::make_unique<TranslationDataset>(data_dir_, valid_subset_, src_lang_, tgt_lang_, pad, eos, src_dict_,
+      valid_ = std::make_unique<TranslationDataset>(data_dir_, valid_subset_, src_lang_, tgt_lang_, pad, decoder_start,
+                                                    src_dict_,
                                                     tgt_dict_, limits, /*skip_too_long=*/false);
   }
 

@@ -22,7 +22,7 @@ bool same_search(const generation::SearchOptions& a, const generation::SearchOpt
          a.max_len_b == b.max_len_b && a.min_len == b.min_len && a.unkpen == b.unkpen && a.allow_bos == b.allow_bos &&
          a.no_repeat_ngram_size == b.no_repeat_ngram_size && a.prefix_size == b.prefix_size &&
          a.temperature == b.temperature && a.sampling == b.sampling && a.sampling_topk == b.sampling_topk &&
-         a.sampling_topp == b.sampling_topp && a.seed == b.seed;
+         a.sampling_topp == b.sampling_topp && a.seed == b.seed && a.transformers_rules == b.transformers_rules;
 }
 
 void validate(const generation::BatchLimits& limits) {
@@ -65,7 +65,8 @@ Translator::Translator(const TranslatorOptions& options, std::ostream& log) {
     target_sentencepiece_ = std::make_unique<text::SentencePieceModel>(
         text::SentencePieceModel::from_bytes(ensemble_.tgt_spm_model, options.paths[0]));
   target_codec_ = std::make_unique<generation::TextCodec>(
-      ensemble_.tgt_dict, target_sentencepiece_ ? target_sentencepiece_.get() : sentencepiece_.get());
+      ensemble_.tgt_dict, target_sentencepiece_ ? target_sentencepiece_.get() : sentencepiece_.get(),
+      ensemble_.detokenizer == "marian");
   if (!options.shortlist.empty())
     shortlist_ = std::make_unique<generation::Shortlist>(
         generation::Shortlist::load(options.shortlist, ensemble_.src_dict, ensemble_.tgt_dict));

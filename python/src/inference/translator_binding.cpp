@@ -65,7 +65,7 @@ void bind_translator(py::module_& m) {
           [](tasks::Translator& t, const std::vector<std::string>& lines, int64_t beam, int64_t nbest, double lenpen,
              double max_len_a, int64_t max_len_b, int64_t min_len, double unkpen, int64_t no_repeat_ngram_size,
              bool sampling, int64_t sampling_topk, double sampling_topp, double temperature, uint64_t seed,
-             int64_t batch_size, int64_t max_tokens, int64_t parallel_batches) {
+             int64_t batch_size, int64_t max_tokens, int64_t parallel_batches, bool transformers_beam) {
             tasks::TranslateOptions o;
             o.search.beam = beam;
             o.search.nbest = nbest;
@@ -80,6 +80,7 @@ void bind_translator(py::module_& m) {
             o.search.sampling_topp = sampling_topp;
             o.search.temperature = temperature;
             o.search.seed = seed;
+            o.search.transformers_rules = transformers_beam;
             o.limits = {batch_size, max_tokens, parallel_batches};
             py::gil_scoped_release release;
             return t.translate(lines, o);
@@ -87,7 +88,8 @@ void bind_translator(py::module_& m) {
           py::arg("lines"), py::arg("beam"), py::arg("nbest"), py::arg("lenpen"), py::arg("max_len_a"),
           py::arg("max_len_b"), py::arg("min_len"), py::arg("unkpen"), py::arg("no_repeat_ngram_size"),
           py::arg("sampling"), py::arg("sampling_topk"), py::arg("sampling_topp"), py::arg("temperature"),
-          py::arg("seed"), py::arg("batch_size"), py::arg("max_tokens"), py::arg("parallel_batches"))
+          py::arg("seed"), py::arg("batch_size"), py::arg("max_tokens"), py::arg("parallel_batches"),
+          py::arg("transformers_beam") = false)
       .def(
           "score",
           [](tasks::Translator& t, const std::vector<std::string>& sources, const std::vector<std::string>& targets,
