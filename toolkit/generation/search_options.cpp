@@ -27,4 +27,12 @@ void validate(const SearchOptions& o) {
     fail("--sampling-topp", "must be in (0, 1] (or -1 for all)");
 }
 
+bool operator==(const SearchOptions& a, const SearchOptions& b) {
+  return a.beam == b.beam && a.nbest == b.nbest && a.lenpen == b.lenpen && a.max_len_a == b.max_len_a &&
+         a.max_len_b == b.max_len_b && a.min_len == b.min_len && a.unkpen == b.unkpen && a.allow_bos == b.allow_bos &&
+         a.no_repeat_ngram_size == b.no_repeat_ngram_size && a.prefix_size == b.prefix_size &&
+         a.temperature == b.temperature && a.sampling == b.sampling && a.sampling_topk == b.sampling_topk &&
+         a.sampling_topp == b.sampling_topp && a.seed == b.seed && a.transformers_rules == b.transformers_rules;
+}
+
 }  // namespace csan::generation

@@ -53,4 +53,7 @@ inline constexpr int64_t kMaxRowsPerBatch = 4096;
 // not finite.
 void validate(const SearchOptions& options);
 
+// Every field equal: requests whose options compare equal may share batches (tasks::Translator).
+bool operator==(const SearchOptions& a, const SearchOptions& b);
+
 }  // namespace csan::generation

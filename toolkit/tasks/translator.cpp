@@ -17,14 +17,6 @@ namespace csan::tasks {
 
 namespace {
 
-bool same_search(const generation::SearchOptions& a, const generation::SearchOptions& b) {
-  return a.beam == b.beam && a.nbest == b.nbest && a.lenpen == b.lenpen && a.max_len_a == b.max_len_a &&
-         a.max_len_b == b.max_len_b && a.min_len == b.min_len && a.unkpen == b.unkpen && a.allow_bos == b.allow_bos &&
-         a.no_repeat_ngram_size == b.no_repeat_ngram_size && a.prefix_size == b.prefix_size &&
-         a.temperature == b.temperature && a.sampling == b.sampling && a.sampling_topk == b.sampling_topk &&
-         a.sampling_topp == b.sampling_topp && a.seed == b.seed && a.transformers_rules == b.transformers_rules;
-}
-
 void validate(const generation::BatchLimits& limits) {
   if (limits.batch_size < 0 || limits.max_tokens < 0) throw Error("batch_size/max_tokens: must not be negative", ErrorKind::bad_option);
   if (limits.batch_size == 0 && limits.max_tokens == 0)
@@ -35,7 +27,7 @@ void validate(const generation::BatchLimits& limits) {
 }  // namespace
 
 bool TranslateOptions::operator==(const TranslateOptions& o) const {
-  return same_search(search, o.search) && limits == o.limits;
+  return search == o.search && limits == o.limits;
 }
 
 // One caller's sentences waiting to be translated (translate() holds it on its stack).
