@@ -365,7 +365,9 @@ TEST_F(ServeCli, ModelsHealthMetricsAndAccessLog) {
                                  "csan_serve_requests_total{route=\"/models\",status=\"200\"} 1",
                                  "csan_serve_errors_total{kind=\"unknown_model\"} 1", "csan_serve_sentences_total 2",
                                  "csan_serve_batch_sentences_count 1", "csan_serve_request_duration_seconds_count 2",
-                                 "csan_serve_queue_length{model=\"second\"} 0"})
+                                 "csan_serve_queue_length{model=\"second\"} 0",
+                                 // --release-memory-ms's 10 s have not passed since the start
+                                 "csan_serve_memory_releases_total 0"})
     EXPECT_NE(metrics->body.find(line + "\n"), std::string::npos) << line << "\n" << metrics->body;
   const auto log = lines_of(read_file(dir + "/access.log"));
   ASSERT_GE(log.size(), 4u) << read_file(dir + "/access.log");  // GET /metrics may be logged after its answer
@@ -374,9 +376,10 @@ TEST_F(ServeCli, ModelsHealthMetricsAndAccessLog) {
 }
 
 // 16 clients send 200 one-sentence requests between them: each is answered once, with
-// the translation csan-generate gives its sentence.
+// the translation csan-generate gives its sentence, also while the batcher gives free
+// memory back to the system between batches (every 50 ms here).
 TEST_F(ServeCli, ConcurrentClientsEachGetTheirOwnAnswer) {
-  ServerProcess server(serve_args({"--max-wait-ms", "20"}), scratch());
+  ServerProcess server(serve_args({"--max-wait-ms", "20", "--release-memory-ms", "50"}), scratch());
   std::atomic<int> answered{0}, wrong{0};
   std::vector<std::thread> clients;
   for (int c = 0; c < 16; ++c)
@@ -401,6 +404,10 @@ TEST_F(ServeCli, ConcurrentClientsEachGetTheirOwnAnswer) {
   const size_t at = metrics->body.find("csan_serve_batch_sentences_count ");
   ASSERT_NE(at, std::string::npos);
   EXPECT_LT(std::stoi(metrics->body.substr(at + 33)), 200);
+  const std::string releases_line = "\ncsan_serve_memory_releases_total ";
+  const size_t releases = metrics->body.find(releases_line);
+  ASSERT_NE(releases, std::string::npos) << metrics->body;
+  EXPECT_GE(std::stoi(metrics->body.substr(releases + releases_line.size())), 1) << metrics->body;
 }
 
 // Faulty clients beside good ones: a client that leaves before its answer, half a body, a
@@ -565,7 +572,7 @@ TEST_F(ServeCli, CommandLineErrors) {
   auto help = run({bin("csan-serve"), "--help"});
   EXPECT_EQ(help.exit_code, 0);
   for (const std::string option : {"--path", "--name", "--max-batch-tokens", "--max-wait-ms", "--max-queue",
-                                   "--timeout-ms", "--access-log", "--precision", "--threads"})
+                                   "--timeout-ms", "--access-log", "--precision", "--threads", "--release-memory-ms"})
     EXPECT_NE(help.out.find(option), std::string::npos) << option;
   struct Case {
     std::vector<std::string> args;
@@ -577,6 +584,7 @@ TEST_F(ServeCli, CommandLineErrors) {
       {{"--path", model(), "--path", model()}, "name: two models are called 'checkpoint_last'"},
       {{"--path", dir_ + "/none.pt"}, "none.pt"},
       {{"--path", model(), "--max-batch-tokens", "0"}, "max-batch-tokens: must be at least 1"},
+      {{"--path", model(), "--release-memory-ms", "-1"}, "release-memory-ms: must not be negative"},
       {{"--path", model(), "--bogus"}, "unrecognised option '--bogus'"},
       {{"--path", model(), "--access-log", "/nonexistent/dir/log"}, "access-log: cannot open /nonexistent/dir/log"},
   };

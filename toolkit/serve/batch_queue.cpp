@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "toolkit/core/allocator_tuning.h"
+
 namespace csan::serve {
 
 namespace {
@@ -23,11 +25,22 @@ tasks::TranslateOptions split_for_threads(tasks::TranslateOptions options, size_
 
 }  // namespace
 
+void BatchQueue::release_memory(std::unique_lock<std::mutex>& lock) {
+  batches_since_release_ = false;
+  last_release_ = Clock::now();
+  lock.unlock();
+  core::release_free_heap_pages();
+  metrics_.memory_released();
+  lock.lock();
+}
+
 BatchQueue::BatchQueue(tasks::Translator& translator, const QueueOptions& options, Metrics& metrics)
     : translator_(translator), options_(options), metrics_(metrics) {
   if (options_.max_batch_tokens < 1) throw Error("max-batch-tokens: must be at least 1", ErrorKind::bad_option);
   if (options_.max_wait_ms < 0) throw Error("max-wait-ms: must not be negative", ErrorKind::bad_option);
   if (options_.max_queue < 1) throw Error("max-queue: must be at least 1", ErrorKind::bad_option);
+  if (options_.release_memory_ms < 0)
+    throw Error("release-memory-ms: must not be negative (0: never)", ErrorKind::bad_option);
   batcher_ = std::thread([this] { run(); });
 }
 
@@ -81,8 +94,17 @@ int64_t BatchQueue::waiting_tokens(const tasks::TranslateOptions& options) const
 
 void BatchQueue::run() {
   std::unique_lock<std::mutex> lock(mutex_);
+  const auto work = [&] { return stopping_ || !queue_.empty(); };
+  const auto release_interval = std::chrono::milliseconds(options_.release_memory_ms);
   for (;;) {
-    arrived_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (options_.release_memory_ms > 0 && batches_since_release_) {
+      if (!arrived_.wait_for(lock, release_interval, work)) {
+        release_memory(lock);  // idle since the last batch for a whole interval
+        continue;
+      }
+    } else {
+      arrived_.wait(lock, work);
+    }
     if (queue_.empty()) return;  // stopping, and nothing left to translate
     // Wait for company until the oldest request has waited max_wait_ms, unless a stop or
     // a full batch ends the wait early; the oldest may be abandoned meanwhile: start over.
@@ -137,6 +159,8 @@ void BatchQueue::run() {
       job->done = true;
     }
     finished_.notify_all();
+    batches_since_release_ = true;
+    if (options_.release_memory_ms > 0 && Clock::now() - last_release_ >= release_interval) release_memory(lock);
   }
 }
 

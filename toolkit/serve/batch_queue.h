@@ -32,6 +32,11 @@ struct QueueOptions {
   int64_t max_batch_tokens = 4096;  // source tokens gathered before a batch starts
   int64_t max_wait_ms = 5;          // how long the oldest request waits for company
   size_t max_queue = 1024;          // requests waiting; more are refused (QueueFull)
+  // Freed heap pages go back to the kernel at most this often (0: never): after a batch once
+  // the interval has passed, and when the queue has stayed empty that long after a batch.
+  // Why: the allocator keeps every page a batch of a new shape touched, so a long-lived
+  // server's resident memory otherwise creeps up to the sum of its batches' peaks.
+  int64_t release_memory_ms = 10000;
 };
 
 // The queue is full: the caller answers 503 with Retry-After.
@@ -69,6 +74,8 @@ class BatchQueue {
 
  private:
   void run();
+  // Gives the heap's free pages back (unlocked: the lock is released around the call).
+  void release_memory(std::unique_lock<std::mutex>& lock);
   int64_t waiting_tokens(const tasks::TranslateOptions& options) const;
 
   tasks::Translator& translator_;
@@ -78,6 +85,8 @@ class BatchQueue {
   std::condition_variable arrived_, finished_;
   std::deque<std::shared_ptr<TranslationJob>> queue_;
   bool stopping_ = false;
+  bool batches_since_release_ = false;
+  Clock::time_point last_release_ = Clock::now();
   std::thread batcher_;
 };
 

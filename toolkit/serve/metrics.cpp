@@ -77,6 +77,11 @@ void Metrics::batch(size_t sentences, int64_t source_tokens, int64_t target_toke
   busy_seconds_ += seconds;
 }
 
+void Metrics::memory_released() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++memory_releases_;
+}
+
 std::string Metrics::render(const std::vector<std::pair<std::string, size_t>>& queued) const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::string out;
@@ -103,6 +108,9 @@ std::string Metrics::render(const std::vector<std::pair<std::string, size_t>>& q
   out += "csan_serve_target_tokens_total " + std::to_string(target_tokens_) + "\n";
   help_header(out, "csan_serve_translate_seconds_total", "counter", "Time the models spent translating batches.");
   out += "csan_serve_translate_seconds_total " + prometheus_number(busy_seconds_) + "\n";
+  help_header(out, "csan_serve_memory_releases_total", "counter",
+              "Times free heap pages were given back to the kernel (--release-memory-ms).");
+  out += "csan_serve_memory_releases_total " + std::to_string(memory_releases_) + "\n";
   return out;
 }
 

@@ -38,6 +38,8 @@ class Metrics {
   void error(const std::string& kind);
   // One batch the batcher translated.
   void batch(size_t sentences, int64_t source_tokens, int64_t target_tokens, double seconds);
+  // The batcher gave the heap's free pages back to the kernel.
+  void memory_released();
   // The exposition text; `queued` gives each model's queue length at the moment of the scrape.
   std::string render(const std::vector<std::pair<std::string, size_t>>& queued) const;
 
@@ -48,6 +50,7 @@ class Metrics {
   Histogram latency_, batch_sentences_;
   uint64_t batches_ = 0, sentences_ = 0, source_tokens_ = 0, target_tokens_ = 0;
   double busy_seconds_ = 0;
+  uint64_t memory_releases_ = 0;
 };
 
 }  // namespace csan::serve
