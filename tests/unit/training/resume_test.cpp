@@ -261,7 +261,9 @@ TEST_F(Resume, EmaRunFollowsTheFormulaResumesExactlyAndGeneratesWithIt) {
                                         "--input",
                                         root_ + "/raw/test.src",
                                         "--beam",
-                                        "2"};
+                                        "2",
+                                        "--max-len-b",  // an all but untrained model: short outputs
+                                        "4"};
     command.insert(command.end(), extra.begin(), extra.end());
     const std::string log = root_ + "/ema-generate.log";
     EXPECT_EQ(run(command, log), expected_exit) << slurp(log);
