@@ -199,14 +199,18 @@ TEST_F(Resume, CcnWithInputCorruptionResumesBitIdentical) {
 // bit-identical to the uninterrupted one, and csan-generate --use-ema decodes with the
 // EMA: otherwise than with the raw weights, as a checkpoint whose weights are the EMA.
 TEST_F(Resume, EmaRunFollowsTheFormulaResumesExactlyAndGeneratesWithIt) {
-  auto ema_run = [&](const std::string& save_dir, int64_t max_update) {
+  // Validation at update 3 too: with --validate-with-ema (the full run) the EMA weights
+  // are swapped in and the raw ones back, which must leave the training as it was.
+  auto ema_run = [&](const std::string& save_dir, int64_t max_update, bool validate_with_ema = false) {
     auto command = train_command(save_dir, max_update);
-    command.insert(command.end(), {"--store-ema", "--ema-decay", "0.75", "--ema-start-update", "2", "--set",
-                                   "checkpoint.save_interval_updates=1"});
+    command.insert(command.end(),
+                   {"--store-ema", "--ema-decay", "0.75", "--ema-start-update", "2", "--set",
+                    "checkpoint.save_interval_updates=1", "--set", "dataset.validate_interval_updates=3"});
+    if (validate_with_ema) command.push_back("--validate-with-ema");
     return command;
   };
   const std::string full = root_ + "/ema-full", split = root_ + "/ema-split";
-  ASSERT_EQ(run(ema_run(full, 6), root_ + "/ema-full.log"), 0) << slurp(root_ + "/ema-full.log");
+  ASSERT_EQ(run(ema_run(full, 6, true), root_ + "/ema-full.log"), 0) << slurp(root_ + "/ema-full.log");
   auto ema_of = [](const std::string& checkpoint) {
     CheckpointReader reader(checkpoint);
     std::map<std::string, torch::Tensor> out;
@@ -239,6 +243,18 @@ TEST_F(Resume, EmaRunFollowsTheFormulaResumesExactlyAndGeneratesWithIt) {
   expect_bit_identical(full + "/checkpoint_last.pt", split + "/checkpoint_last.pt");
   const auto full_ema = ema_of(full + "/checkpoint_last.pt"), split_ema = ema_of(split + "/checkpoint_last.pt");
   for (const auto& [name, value] : full_ema) EXPECT_TRUE(torch::equal(value, split_ema.at(name))) << name;
+  // The same weights validated: the EMA's loss in the full run, the raw weights' in the split one.
+  auto valid_loss_at_3 = [](const std::string& save_dir) {
+    std::istringstream records(slurp(save_dir + "/metrics.jsonl"));
+    std::string line;
+    while (std::getline(records, line))
+      if (line.find("\"kind\": \"valid\"") != std::string::npos && line.find("\"update\": 3,") != std::string::npos)
+        return line.substr(line.find("\"loss\": "), 30);
+    return std::string("none");
+  };
+  EXPECT_NE(valid_loss_at_3(full), "none");
+  EXPECT_NE(valid_loss_at_3(split), "none");
+  EXPECT_NE(valid_loss_at_3(full), valid_loss_at_3(split));
 
   // A checkpoint whose weights are the EMA's.
   const std::string ema_as_model = root_ + "/ema-as-model.pt";
