@@ -24,7 +24,9 @@ int train_main(int argc, char** argv) {
       "cpu", po::bool_switch(), "train on the CPU even when a CUDA GPU is available (common.cpu)")(
       "print-recipe", po::bool_switch(), "print the resolved recipe (YAML) and exit");
   for (const auto& f : csan::tasks::train_flags()) {
-    if (f.type == csan::core::ValueType::Int)
+    if (f.type == csan::core::ValueType::Bool)
+      visible.add_options()(f.name, po::bool_switch(), f.help);
+    else if (f.type == csan::core::ValueType::Int)
       visible.add_options()(f.name, po::value<int64_t>(), f.help);
     else if (f.type == csan::core::ValueType::Double)
       visible.add_options()(f.name, po::value<double>(), f.help);
@@ -56,7 +58,9 @@ int train_main(int argc, char** argv) {
   std::vector<std::pair<std::string, csan::core::Value>> settings;
   for (const auto& f : csan::tasks::train_flags()) {
     if (!vm.count(f.name)) continue;
-    if (f.type == csan::core::ValueType::Int)
+    if (f.type == csan::core::ValueType::Bool) {
+      if (vm[f.name].as<bool>()) settings.emplace_back(f.key, true);
+    } else if (f.type == csan::core::ValueType::Int)
       settings.emplace_back(f.key, vm[f.name].as<int64_t>());
     else if (f.type == csan::core::ValueType::Double)
       settings.emplace_back(f.key, vm[f.name].as<double>());

@@ -50,7 +50,11 @@ def _override_text(value: Any) -> str:
     return json.dumps(value)  # YAML reads JSON: true, 0.0005, [1, 2]
 
 
-def _setting(name: str, kind: str, value: Any) -> Union[int, float, str]:
+def _setting(name: str, kind: str, value: Any) -> Union[bool, int, float, str]:
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise TypeError(f"{name}: a bool is expected, not {type(value).__name__}")
+        return value
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"{name}: an int is expected, not {type(value).__name__}")
@@ -92,6 +96,16 @@ def train(
     tensorboard_logdir: Optional[PathLike] = None,
     cpu: bool = False,
     eval_bleu: bool = False,
+    finetune_from_model: Optional[PathLike] = None,
+    reset_optimizer: Optional[bool] = None,
+    reset_lr_scheduler: Optional[bool] = None,
+    reset_dataloader: Optional[bool] = None,
+    reset_meters: Optional[bool] = None,
+    store_ema: Optional[bool] = None,
+    ema_decay: Optional[float] = None,
+    ema_start_update: Optional[int] = None,
+    ema_update_freq: Optional[int] = None,
+    validate_with_ema: Optional[bool] = None,
 ) -> TrainResult:
     """Trains as ``csan-train RECIPE`` does, in this process.
 

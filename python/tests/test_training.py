@@ -197,6 +197,16 @@ def test_train_errors(toy: Path, data: dict) -> None:
     with pytest.raises(csan.BadOptionError,
                        match=r"^key 'checkpoint\.restore_file': .*missing\.pt: no such checkpoint$"):
         train(restore_file=toy / "missing.pt")
+    # The fine-tuning, restart and EMA flags reach csan-train's keys.
+    with pytest.raises(csan.BadOptionError, match=r"^key 'checkpoint\.finetune_from_model': .*missing\.pt: no such"):
+        train(finetune_from_model=toy / "missing.pt")
+    with pytest.raises(csan.BadOptionError, match=r"'checkpoint\.finetune_from_model': .* and "
+                                                  r"checkpoint\.reset_meters exclude each other"):
+        train(finetune_from_model=toy / "missing.pt", reset_meters=True)
+    with pytest.raises(csan.BadOptionError, match=r"^key 'ema\.validate_with_ema': needs ema\.store_ema"):
+        train(validate_with_ema=True)
+    with pytest.raises(TypeError, match="^reset_optimizer: a bool is expected, not int$"):
+        train(reset_optimizer=1)
     with pytest.raises(csan.BadOptionError, match=r"^missing --data DIR \(the output directory of csan-preprocess\)$"):
         train(data=None)
     assert not (toy / "ckpt-errors").exists()  # a failed start leaves nothing behind

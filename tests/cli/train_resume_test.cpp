@@ -1,7 +1,8 @@
 // Resuming csan-train with a recipe that differs from the checkpoint's: keys that define
 // the model, and other data (dictionaries), are one-line errors naming the key or file,
 // both values and the checkpoint; schedule keys such as max_update may change, and the
-// run logs what changed.
+// run logs what changed. Fine-tuning (--finetune-from-model) on other data needs that
+// data binarized with the checkpoint's vocabulary (csan-preprocess --from-checkpoint).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +15,11 @@ namespace fs = std::filesystem;
 using namespace csan::testing;
 
 namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
 
 std::string describe(const RunResult& r) { return "exit " + std::to_string(r.exit_code) + "\nstderr: " + r.err; }
 size_t count_lines(const std::string& s) { return std::count(s.begin(), s.end(), '\n'); }
@@ -31,7 +37,9 @@ std::string make_data(const std::string& dir, const std::string& seed, const std
 
 RunResult train(const std::string& data, const std::string& save, std::vector<std::string> extra) {
   std::vector<std::string> args = {bin("csan-train"), std::string(CSAN_SOURCE_DIR) + "/recipes/tiny-transformer.yaml",
-                                   "--data", data, "--save-dir", save, "--max-tokens", "512"};
+                                   "--data",          data,
+                                   "--save-dir",      save,
+                                   "--max-tokens",    "512"};
   args.insert(args.end(), extra.begin(), extra.end());
   return run(args);
 }
@@ -72,6 +80,55 @@ TEST(TrainResume, RecipeAndDataChangesAreCheckedAgainstTheCheckpoint) {
   r = train(data, save, {"--max-update", "6"});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_EQ(r.err.find("recipe changes"), std::string::npos) << r.err;
+
+  // Fine-tuning on other data: refused while the data's dictionaries are not the
+  // checkpoint's, naming both files ...
+  const std::string finetuned = dir + "/finetuned";
+  r = train(other, finetuned, {"--max-update", "1", "--finetune-from-model", checkpoint});
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_EQ(count_lines(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find(other + "/dict.src.txt: differs from the one in " + checkpoint), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("csan-preprocess --from-checkpoint"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(finetuned));
+  // ... and runs once csan-preprocess binarized it with the checkpoint's model and
+  // dictionaries (the languages come from the checkpoint too).
+  const std::string reused = dir + "/b-reused";
+  r = run({bin("csan-preprocess"), "--trainpref", dir + "/b/raw/train", "--validpref", dir + "/b/raw/valid",
+           "--destdir", reused, "--from-checkpoint", checkpoint, "--workers", "1"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  for (const std::string& file : {"/dict.src.txt", "/dict.tgt.txt", "/spm.model"})
+    EXPECT_EQ(slurp(reused + file), slurp(data + file)) << file;
+  EXPECT_NE(slurp(reused + "/train.src-tgt.src.bin"), slurp(data + "/train.src-tgt.src.bin"));
+  r = train(reused, finetuned, {"--max-update", "2", "--finetune-from-model", checkpoint});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.err.find("fine-tuning from " + checkpoint + " (update 6): its weights only"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("reached max_update 2"), std::string::npos) << r.err;  // counted from 0, not 6
+  // The same command again resumes the fine-tuning run (fairseq's rule), here up to 3.
+  r = train(reused, finetuned, {"--max-update", "3", "--finetune-from-model", checkpoint});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.err.find(finetuned + "/checkpoint_last.pt exists: resuming it"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("resumed from " + finetuned + "/checkpoint_last.pt at epoch "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(", update 2\n"), std::string::npos) << r.err;
+
+  // One-line errors: no such checkpoint, a combination fairseq refuses too.
+  r = train(reused, dir + "/nothing", {"--finetune-from-model", dir + "/missing.pt"});
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_EQ(count_lines(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find(dir + "/missing.pt: no such checkpoint"), std::string::npos) << r.err;
+  r = train(reused, dir + "/nothing", {"--finetune-from-model", checkpoint, "--reset-optimizer"});
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_EQ(count_lines(r.err), 1u) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/nothing"));
+  r = run({bin("csan-preprocess"), "--trainpref", dir + "/b/raw/train", "--destdir", dir + "/nothing",
+           "--from-checkpoint", checkpoint, "--srcdict", data + "/dict.src.txt"});
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_NE(r.err.find("from-checkpoint"), std::string::npos) << r.err;
+  r = run({bin("csan-preprocess"), "--trainpref", dir + "/b/raw/train", "--destdir", dir + "/nothing",
+           "--from-checkpoint", data + "/dict.src.txt"});
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_EQ(count_lines(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find(data + "/dict.src.txt"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/nothing"));
 }
 
 }  // namespace

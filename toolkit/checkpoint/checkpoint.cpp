@@ -32,9 +32,14 @@ std::string progress_json(const TrainingProgress& p) {
   // A finite double as a JSON number: nlohmann writes the shortest text that reads back
   // to the same double. JSON has no inf or nan: those go as text.
   json best = std::isfinite(p.best_metric) ? json(p.best_metric) : json(std::to_string(p.best_metric));
-  return json{{"epoch", p.epoch},          {"next_batch", p.next_batch}, {"num_updates", p.num_updates},
-              {"best_metric", best},       {"has_best", p.has_best},     {"bad_validations", p.bad_validations},
-              {"nan_streak", p.nan_streak}}
+  return json{{"epoch", p.epoch},
+              {"next_batch", p.next_batch},
+              {"num_updates", p.num_updates},
+              {"best_metric", best},
+              {"has_best", p.has_best},
+              {"bad_validations", p.bad_validations},
+              {"nan_streak", p.nan_streak},
+              {"lr_schedule_start", p.lr_schedule_start}}
       .dump();
 }
 

@@ -53,6 +53,9 @@ struct TrainingProgress {
   bool has_best = false;
   int64_t bad_validations = 0;  // validations without improvement (patience)
   int64_t nan_streak = 0;
+  // The update count at which the learning-rate schedule (re)started: the rate of update
+  // n is the schedule's at n - lr_schedule_start (--reset-lr-scheduler sets it).
+  int64_t lr_schedule_start = 0;
 };
 
 class CheckpointWriter {

@@ -149,6 +149,7 @@ TrainingProgress progress_of(const safetensors::Reader& reader) {
     progress.has_best = p.at("has_best").get<bool>();
     progress.bad_validations = p.at("bad_validations").get<int64_t>();
     progress.nan_streak = p.at("nan_streak").get<int64_t>();
+    progress.lr_schedule_start = p.value("lr_schedule_start", int64_t{0});  // written since --reset-lr-scheduler
     return progress;
   } catch (const json::exception& e) {
     throw Error(

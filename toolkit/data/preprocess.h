@@ -33,6 +33,9 @@ struct PreprocessOptions {
   // Dictionaries (fairseq semantics; thresholds/nwords of the source apply to a joined one).
   bool joined_dictionary = false;
   std::string srcdict, tgtdict;
+  // The checkpoint the SentencePiece model and dictionaries above were taken from
+  // (csan-preprocess --from-checkpoint; its files are temporaries): recorded in their stead.
+  std::string from_checkpoint;
   int64_t thresholdsrc = 0, thresholdtgt = 0;
   int64_t nwordssrc = -1, nwordstgt = -1;
   int padding_factor = 8;

@@ -10,6 +10,14 @@ namespace fs = std::filesystem;
 namespace csan::data {
 
 nlohmann::ordered_json settings_of(const PreprocessOptions& o) {
+  if (!o.from_checkpoint.empty()) {
+    PreprocessOptions recorded = o;
+    recorded.spm_model = recorded.srcdict = recorded.tgtdict = "";
+    recorded.from_checkpoint.clear();
+    auto settings = settings_of(recorded);
+    settings["from_checkpoint"] = o.from_checkpoint;
+    return settings;
+  }
   return {
       {"format", 1},
       {"source_lang", o.source_lang},

@@ -38,17 +38,19 @@ struct LoadedModel {
 // inference-only checkpoint, converted there); fp32 weights are adopted from the archive
 // rather than copied, and the reader's tensors are released afterwards (its meta() and
 // progress() stay).
+// With `use_ema`, the weights are the checkpoint's EMA (csan-train --store-ema), copied.
 // Throws csan::Error naming the file if it is not a readable csan checkpoint, was
-// written by a task this build does not have, or its weights do not fit its recipe.
+// written by a task this build does not have, or its weights do not fit its recipe (or
+// it has no EMA to use).
 LoadedModel load_model(checkpoint::CheckpointReader& reader, const DescribeModel& describe,
-                       const torch::Device& device = torch::kCPU);
+                       const torch::Device& device = torch::kCPU, bool use_ema = false);
 LoadedModel load_model(const std::string& path, const DescribeModel& describe,
-                       const torch::Device& device = torch::kCPU);
+                       const torch::Device& device = torch::kCPU, bool use_ema = false);
 
 // Member `path` of an ensemble whose first member `first` is: throws csan::Error when
 // its task differs ("an ensemble needs one task").
 LoadedModel load_ensemble_member(const std::string& path, const checkpoint::CheckpointMeta& first,
                                  const std::string& first_path, const DescribeModel& describe,
-                                 const torch::Device& device = torch::kCPU);
+                                 const torch::Device& device = torch::kCPU, bool use_ema = false);
 
 }  // namespace csan::loading

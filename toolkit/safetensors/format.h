@@ -32,8 +32,10 @@
 //                                 scaler (loss_scale F64 [], iter, last_overflow_iter,
 //                                 last_rescale_iter, overflows_since_rescale I64 []) and fp32
 //                                 master weights (master.I F32, I the parameter's position
-//                                 among the model's distinct parameters); an int8 inference
-//                                 checkpoint's per-row scales (int8_scales.NAME F32 [N]).
+//                                 among the model's distinct parameters); the EMA of the
+//                                 weights (--store-ema: ema.NAME F32, NAME a distinct
+//                                 parameter's name); an int8 inference checkpoint's per-row
+//                                 scales (int8_scales.NAME F32 [N]).
 //                                 0-dim tensors keep doubles and counters exact.
 //     rng.cpu, rng.cuda           generator states, U8 [n] (at::Generator::get_state()).
 //     meta.data.NAME              a task data entry that is not valid UTF-8 (the SentencePiece
@@ -44,7 +46,8 @@
 //     src_dict, tgt_dict as dict.txt text, inference_precision, quantize_skip);
 //     csan.progress: JSON {"epoch", "next_batch", "num_updates", "best_metric" (a JSON
 //     number in the shortest form that reads back to the same double; inf/nan as text),
-//     "has_best", "bad_validations", "nan_streak"}; csan.optimizer: JSON {"name": "adam" |
+//     "has_best", "bad_validations", "nan_streak", "lr_schedule_start" (0 when absent)};
+//     csan.optimizer: JSON {"name": "adam" |
 //     "adamw" | "rmsprop", "param_groups": [{"options": {lr, betas, eps, weight_decay,
 //     amsgrad | lr, alpha, eps, weight_decay, momentum, centered}, "params": [names in
 //     order]}]}; csan.sections: JSON list of the sections' names (a section may be empty).

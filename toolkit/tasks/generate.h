@@ -36,6 +36,7 @@ struct GenerateOptions {
   generation::InferencePrecision precision;  // --precision, --quantize-skip
   bool cpu = false;                          // --cpu: decode on the CPU even when a GPU is available
   std::string shortlist;                     // --shortlist FILE: lexical shortlist (build-shortlist)
+  bool use_ema = false;                      // --use-ema: the checkpoints' EMA weights (translation)
 };
 
 // The task that wrote the checkpoint at `path`. Throws csan::Error naming the file when

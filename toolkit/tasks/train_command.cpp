@@ -60,6 +60,23 @@ const std::vector<TrainFlag>& train_flags() {
       {"min-loss-scale", "common.min_loss_scale", ValueType::Double, "stop when the loss scale falls to this"},
       {"threshold-loss-scale", "common.threshold_loss_scale", ValueType::Double,
        "the loss scale never drops below this"},
+      {"finetune-from-model", "checkpoint.finetune_from_model", ValueType::String,
+       "start from this checkpoint's weights only (fresh optimizer, schedule, meters, data position); "
+       "SAVE_DIR/checkpoint_last.pt, once there, is resumed instead"},
+      {"reset-optimizer", "checkpoint.reset_optimizer", ValueType::Bool,
+       "resume without the checkpoint's optimizer state (update count and schedule kept)"},
+      {"reset-lr-scheduler", "checkpoint.reset_lr_scheduler", ValueType::Bool,
+       "resume with the lr schedule restarted (warm-up again) at the checkpoint's update count"},
+      {"reset-dataloader", "checkpoint.reset_dataloader", ValueType::Bool, "resume at the start of epoch 1"},
+      {"reset-meters", "checkpoint.reset_meters", ValueType::Bool,
+       "resume without the best validation score and patience count"},
+      {"store-ema", "ema.store_ema", ValueType::Bool,
+       "keep an exponential moving average of the weights in the checkpoints"},
+      {"ema-decay", "ema.ema_decay", ValueType::Double, "EMA decay in (0, 1] (default 0.9999)"},
+      {"ema-start-update", "ema.ema_start_update", ValueType::Int, "the EMA copies the weights until this update"},
+      {"ema-update-freq", "ema.ema_update_freq", ValueType::Int, "update the EMA every N updates"},
+      {"validate-with-ema", "ema.validate_with_ema", ValueType::Bool,
+       "validate and choose checkpoint_best.pt with the EMA weights"},
   };
   return flags;
 }

@@ -17,7 +17,7 @@ namespace csan::tasks {
 struct TrainFlag {
   const char* name;
   const char* key;
-  core::ValueType type;  // Int, Double or String
+  core::ValueType type;  // Bool (a switch that sets true), Int, Double or String
   const char* help;
 };
 const std::vector<TrainFlag>& train_flags();

@@ -36,11 +36,12 @@ std::unique_ptr<po::options_description> translation_generate_options(GenerateOp
       "fairseq (S-/T-/H-/D-/P- lines and a summary) or plain (one hypothesis per line)")(
       "results-path", po::value<std::string>(&o.results_path), "write DIR/generate-SUBSET.txt instead of stdout")(
       // Parsed here, once, into the enum everything after the command line uses.
-      "precision",
-      po::value<std::string>()->default_value("fp32")->notifier(
-          [&o](const std::string& name) { o.precision.precision = nn::parse_precision(name, "--precision"); }),
+      "precision", po::value<std::string>()->default_value("fp32")->notifier([&o](const std::string& name) {
+        o.precision.precision = nn::parse_precision(name, "--precision");
+      }),
       "fp32, bf16 (bf16 products, fp32 scores), int8 (CPU: dynamically quantized projections) or fp16 (GPU)")(
       "cpu", po::bool_switch(&o.cpu), "decode on the CPU even when a CUDA GPU is available")(
+      "use-ema", po::bool_switch(&o.use_ema), "decode with the checkpoints' EMA weights (csan-train --store-ema)")(
       "quantize-skip", po::value<std::vector<std::string>>(&o.precision.quantize_skip)->multitoken(),
       "layers kept fp32 under bf16/int8 (parameter-name prefixes, e.g. decoder.output_projection)")(
       "shortlist", po::value<std::string>(&o.shortlist),
@@ -73,9 +74,8 @@ std::unique_ptr<po::options_description> translation_generate_options(GenerateOp
   return section;
 }
 
-DecodingModels load_for_decoding(const std::vector<std::string>& paths,
-                                 const generation::InferencePrecision& requested, bool cpu,
-                                 checkpoint::CheckpointReader& first, std::ostream& log) {
+DecodingModels load_for_decoding(const std::vector<std::string>& paths, const generation::InferencePrecision& requested,
+                                 bool cpu, checkpoint::CheckpointReader& first, std::ostream& log, bool use_ema) {
   // An inference-only checkpoint decodes as it was written: in its precision, with the
   // layers its --quantize-skip kept fp32 (--precision and --quantize-skip may repeat them;
   // the defaults follow them).
@@ -104,7 +104,7 @@ DecodingModels load_for_decoding(const std::vector<std::string>& paths,
     log << nn::precision_name(precision) << ": decoding on the CPU (" << nn::precision_name(precision)
         << " products are CPU-only)\n";
   if (!device.is_cpu()) log << "decoding on " << nn::describe_device(device) << "\n";
-  loaded.ensemble = load_translation_ensemble(paths, &first, device);
+  loaded.ensemble = load_translation_ensemble(paths, &first, device, use_ema);
   generation::convert_ensemble(loaded.ensemble.models, loaded.precision, log);
   // Loading and conversion left freed blocks (the archive's copies, the fp32 forms of
   // converted weights) that decoding's buffers do not fit; csan-generate never trims.
@@ -115,22 +115,24 @@ DecodingModels load_for_decoding(const std::vector<std::string>& paths,
 void generate_translations(const GenerateOptions& options, checkpoint::CheckpointReader& first, std::ostream& out,
                            std::ostream& log) {
   validate_generate_options(options);
-  const DecodingModels loaded = load_for_decoding(options.paths, options.precision, options.cpu, first, log);
+  const DecodingModels loaded =
+      load_for_decoding(options.paths, options.precision, options.cpu, first, log, options.use_ema);
   GenerateOptions effective = options;
   effective.precision = loaded.precision;
   translate(effective, loaded.ensemble, out, log);
 }
 
 generation::LoadedEnsemble load_translation_ensemble(const std::vector<std::string>& paths,
-                                                     checkpoint::CheckpointReader* first, const torch::Device& device) {
+                                                     checkpoint::CheckpointReader* first, const torch::Device& device,
+                                                     bool use_ema) {
   if (paths.empty()) throw Error("--path: no checkpoint given");
   generation::LoadedEnsemble ensemble;
   checkpoint::CheckpointMeta first_meta;
   for (size_t i = 0; i < paths.size(); ++i) {
     loading::LoadedModel loaded =
-        i > 0   ? loading::load_ensemble_member(paths[i], first_meta, paths[0], describe_model, device)
-        : first ? loading::load_model(*first, describe_model, device)
-                : loading::load_model(paths[0], describe_model, device);
+        i > 0   ? loading::load_ensemble_member(paths[i], first_meta, paths[0], describe_model, device, use_ema)
+        : first ? loading::load_model(*first, describe_model, device, use_ema)
+                : loading::load_model(paths[0], describe_model, device, use_ema);
     if (i == 0) {
       first_meta = loaded.meta;
       if (first_meta.task != "translation")

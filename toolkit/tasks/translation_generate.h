@@ -37,17 +37,17 @@ struct DecodingModels {
 // precision: on the CPU when `cpu` or the precision runs only there, else on the GPU when
 // there is one; an inference-only checkpoint decodes in its own precision (another one is
 // an error naming the file). Converts the models and logs what it did to `log`.
-DecodingModels load_for_decoding(const std::vector<std::string>& paths,
-                                 const generation::InferencePrecision& requested, bool cpu,
-                                 checkpoint::CheckpointReader& first, std::ostream& log);
+DecodingModels load_for_decoding(const std::vector<std::string>& paths, const generation::InferencePrecision& requested,
+                                 bool cpu, checkpoint::CheckpointReader& first, std::ostream& log,
+                                 bool use_ema = false);
 
 // Translation models and their data from checkpoints (several: an ensemble, which must
 // share the dictionaries). `first`, when given, is paths[0] already open. Throws
 // csan::Error naming the file for a missing or corrupt checkpoint, one of another task,
 // and an ensemble member whose dictionaries differ from the first one's. The models
-// live on `device`.
+// live on `device`; with `use_ema` their weights are the checkpoints' EMA.
 generation::LoadedEnsemble load_translation_ensemble(const std::vector<std::string>& paths,
                                                      checkpoint::CheckpointReader* first = nullptr,
-                                                     const torch::Device& device = torch::kCPU);
+                                                     const torch::Device& device = torch::kCPU, bool use_ema = false);
 
 }  // namespace csan::tasks

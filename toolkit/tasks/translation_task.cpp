@@ -198,7 +198,9 @@ class TranslationTask : public training::Task {
     auto same_file = [&](const std::string& saved_bytes, const std::string& current_bytes, const std::string& file) {
       if (saved_bytes != current_bytes)
         throw Error(file + ": differs from the one in " + path +
-                    " (the checkpoint was trained on other data; resume with the same --data)");
+                    " (the checkpoint was trained on other data: resume with the same --data, or binarize the "
+                    "new data with csan-preprocess --from-checkpoint " +
+                    path + ")");
     };
     same_file(saved.get("src_dict"), src_dict_bytes_, data_dir_ + "/dict." + src_lang_ + ".txt");
     same_file(saved.get("tgt_dict"), tgt_dict_bytes_, data_dir_ + "/dict." + tgt_lang_ + ".txt");

@@ -60,13 +60,15 @@ Schedule schedule_of(const core::Config& cfg, const CheckpointPolicy& policy) {
 // The model and trainer; the seed fixes the initial weights and then dropout.
 Trainer build_trainer(const core::Config& cfg, Task& task, const DistributedSetup& distributed) {
   torch::manual_seed(static_cast<uint64_t>(cfg.get<int64_t>("common.seed")));
-  return Trainer(assemble_trainer_parts(
+  Trainer trainer(assemble_trainer_parts(
       cfg, task, make_precision_policy(cfg, distributed.world_size),  // scale window per world size
       [&](const torch::Device& device) -> std::unique_ptr<GradientSync> {
         if (distributed.distributed()) return std::make_unique<C10dGradientSync>(distributed, device);
         return std::make_unique<LocalGradientSync>();
       },
       nn::compute_device(cfg.get<bool>("common.cpu"), distributed.local_rank)));
+  if (const EmaOptions ema = ema_options(cfg); ema.enabled) trainer.enable_ema(ema);
+  return trainer;
 }
 
 // The first lines of every run: the task, the model and where it computes.
@@ -87,16 +89,29 @@ void log_setup(TrainLog& log, const core::Config& cfg, const Task& task, Trainer
 
 // ---- resume
 
-// Loads the checkpoint into the trainer and returns its progress; nullopt (logged) when
-// it has nothing left to train: max_update or max_epoch reached, or stopped by patience
-// (fairseq stops there too; training on would move checkpoint_best away from the
-// protocol's result). Frees the checkpoint's bytes.
+// Loads the checkpoint into the trainer and returns the progress the run continues from
+// (the checkpoint's, less what checkpoint.reset_* or fine-tuning reset); nullopt (logged)
+// when it has nothing left to train: max_update or max_epoch reached, or stopped by
+// patience (fairseq stops there too; training on would move checkpoint_best away from
+// the protocol's result). Frees the checkpoint's bytes.
 std::optional<checkpoint::TrainingProgress> resume(ResumePoint& from, Trainer& trainer, const Schedule& schedule,
                                                    TrainLog& log) {
-  trainer.load_state(*from.reader);
-  const checkpoint::TrainingProgress progress = from.reader->progress();
-  log.info("resumed from " + from.reader->path() + " at epoch " + std::to_string(progress.epoch) + ", update " +
-           std::to_string(progress.num_updates));
+  const RestartOptions& restart = from.restart;
+  const bool finetune = !restart.finetune_from_model.empty();
+  const checkpoint::TrainingProgress progress = restart_progress(from.reader->progress(), restart);
+  trainer.load_state(*from.reader, progress,
+                     {/*optimizer=*/!finetune && !restart.reset_optimizer, /*ema=*/!finetune,
+                      /*rng=*/!finetune});
+  if (!from.note.empty()) log.info(from.note);
+  if (finetune) {
+    log.info("fine-tuning from " + from.reader->path() + " (update " +
+             std::to_string(from.reader->progress().num_updates) +
+             "): its weights only; optimizer, lr scheduler, meters and data position start afresh");
+  } else {
+    const std::string resets = describe_resets(restart);
+    log.info("resumed from " + from.reader->path() + " at epoch " + std::to_string(progress.epoch) + ", update " +
+             std::to_string(progress.num_updates) + (resets.empty() ? std::string() : "; reset " + resets));
+  }
   if (!from.recipe_changes.empty())
     log.info("recipe changes since " + from.reader->path() + ": " + from.recipe_changes);
   from.reader.reset();
@@ -133,13 +148,14 @@ void start_outputs(const core::Config& cfg, const Task& task, const CheckpointPo
 // at the recipe's update intervals, until a limit, patience or a stop signal.
 class TrainingRun {
  public:
-  TrainingRun(const Schedule& schedule, const CheckpointPolicy& policy, bool no_save, const Task& task,
-              const TaskDataset& train_data, const checkpoint::CheckpointMeta& meta, Trainer& trainer,
+  TrainingRun(const Schedule& schedule, const CheckpointPolicy& policy, bool no_save, bool validate_with_ema,
+              const Task& task, const TaskDataset& train_data, const checkpoint::CheckpointMeta& meta, Trainer& trainer,
               ValidationRun& validation, TrainLog& log, data::EpochIterator& epochs,
               checkpoint::TrainingProgress& progress)
       : schedule_(schedule),
         policy_(policy),
         no_save_(no_save),
+        validate_with_ema_(validate_with_ema),
         master_(trainer.sync().is_master()),
         task_(task),
         train_data_(train_data),
@@ -176,12 +192,22 @@ class TrainingRun {
   // Validates (on every rank) and records best/patience; returns whether the metric improved.
   bool validate() {
     if (!validation_.enabled()) return false;
-    const ValidationResult v = validation_.run(trainer_);
+    const ValidationResult v = validation_run();
     const bool improved = validation_.record(v.metric, progress_);
     if (master_)
       log_.validation(epochs_.epoch(), trainer_.num_updates(), task_.valid_subset(), v.stats, progress_.best_metric,
                       validation_.best_metric().name, v.metric, v.metrics);
     return improved;
+  }
+
+  // With ema.validate_with_ema, on the EMA weights (then the raw ones are put back).
+  ValidationResult validation_run() {
+    const WeightsEma* ema = trainer_.ema();
+    if (!ema || !validate_with_ema_) return validation_.run(trainer_);
+    const auto raw = ema->swap_into(trainer_.params());
+    const ValidationResult v = validation_.run(trainer_);
+    WeightsEma::restore(trainer_.params(), raw);
+    return v;
   }
 
   void save(bool end_of_epoch, bool improved) {
@@ -286,7 +312,7 @@ class TrainingRun {
 
   const Schedule& schedule_;
   const CheckpointPolicy& policy_;
-  const bool no_save_, master_;
+  const bool no_save_, validate_with_ema_, master_;
   const Task& task_;
   const TaskDataset& train_data_;
   const checkpoint::CheckpointMeta& meta_;
@@ -338,7 +364,8 @@ int run_training(const core::Config& cfg, Task& task, const std::string& command
   checkpoint::TrainingProgress progress;
   std::optional<int64_t> resumed_at;
   if (resume_point.reader) {
-    resumed_at = resume_point.reader->progress().num_updates;
+    // A fine-tuning run starts its logs afresh; a resumed one drops records past its checkpoint.
+    if (resume_point.restart.finetune_from_model.empty()) resumed_at = resume_point.reader->progress().num_updates;
     const auto resumed = resume(resume_point, trainer, schedule, log);
     if (!resumed) return 0;
     progress = *resumed;
@@ -359,8 +386,8 @@ int run_training(const core::Config& cfg, Task& task, const std::string& command
     start_outputs(cfg, task, policy, lock, meta,
                   run_info_json(cfg, command_line, distributed.world_size, nn::count_parameters(trainer.model())),
                   resumed_at, on_record, log);
-  return TrainingRun(schedule, policy, cfg.get<bool>("checkpoint.no_save"), task, train_data, meta, trainer, validation,
-                     log, epochs, progress)
+  return TrainingRun(schedule, policy, cfg.get<bool>("checkpoint.no_save"), cfg.get<bool>("ema.validate_with_ema"),
+                     task, train_data, meta, trainer, validation, log, epochs, progress)
       .train();
 }
 

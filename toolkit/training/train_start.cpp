@@ -11,6 +11,7 @@
 #include "toolkit/training/recipe_compat.h"
 #include "toolkit/training/trainer_parts.h"
 #include "toolkit/training/validation_run.h"
+#include "toolkit/training/weights_ema.h"
 
 namespace fs = std::filesystem;
 
@@ -33,8 +34,20 @@ std::optional<std::string> restore_path(const core::Config& cfg, const std::stri
 
 ResumePoint open_resume_point(const core::Config& cfg, const Task& task, const std::string& save_dir) {
   ResumePoint resume;
-  if (const auto restore = restore_path(cfg, save_dir))
+  resume.restart = restart_options(cfg);
+  const std::string finetune = resume.restart.finetune_from_model;
+  if (const auto restore = restore_path(cfg, save_dir)) {
     resume.reader = std::make_unique<checkpoint::CheckpointReader>(*restore);
+    if (!finetune.empty()) {
+      resume.restart.finetune_from_model.clear();
+      resume.note =
+          *restore + " exists: resuming it (checkpoint.finetune_from_model " + finetune + " is for the start)";
+    }
+  } else if (!finetune.empty()) {
+    if (!fs::exists(finetune))
+      throw Error::for_key("checkpoint.finetune_from_model", finetune + ": no such checkpoint");
+    resume.reader = std::make_unique<checkpoint::CheckpointReader>(finetune);
+  }
   if (!resume.reader) return resume;
   // convert-checkpoint's inference-only checkpoints keep no fp32 weights or optimizer.
   const std::string inference_precision = resume.reader->meta().get("inference_precision");
@@ -59,6 +72,7 @@ void check_training_start(const core::Config& cfg, const Task& task) {
                                  /*rank=*/0, distributed.world_size, [](const std::string&) {});
   open_resume_point(cfg, task, checkpoint_policy(cfg).save_dir);
   check_batch_bounds(cfg);
+  ema_options(cfg);
   // The trainer's parts, built on the CPU: with the recipe's precision when the workers
   // train on the CPU too (fp16 and amp fail there as in a worker), with fp32 when they
   // train on GPUs, which the supervisor leaves to them.

@@ -8,17 +8,23 @@
 
 #include "toolkit/checkpoint/checkpoint.h"
 #include "toolkit/core/config.h"
+#include "toolkit/training/restart_options.h"
 #include "toolkit/training/task.h"
 
 namespace csan::training {
 
 // The checkpoint a run resumes from (checkpoint.restore_file as given, or relative to the
-// save dir), opened and verified; none when the default (checkpoint_last.pt) does not
-// exist yet. Throws csan::Error for a restore file that does not exist, an inference-only
-// checkpoint and a change of the task, model or data since the checkpoint.
+// save dir), opened and verified; else, with checkpoint.finetune_from_model, the checkpoint
+// it fine-tunes; none when the default (checkpoint_last.pt) does not exist yet. As in
+// fairseq, an existing SAVE_DIR/checkpoint_last.pt wins over finetune_from_model (the
+// same command resumes a fine-tuning run). Throws csan::Error for a restore or fine-tuning
+// file that does not exist, an inference-only checkpoint and a change of the task, model
+// or data since the checkpoint.
 struct ResumePoint {
   std::unique_ptr<checkpoint::CheckpointReader> reader;
   std::string recipe_changes;  // the other changes since the checkpoint ("" when none)
+  RestartOptions restart;      // finetune_from_model is "" unless the run fine-tunes reader's
+  std::string note;            // a line for the log ("" when none)
 };
 ResumePoint open_resume_point(const core::Config& cfg, const Task& task, const std::string& save_dir);
 

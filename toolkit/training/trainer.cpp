@@ -3,6 +3,7 @@
 #include <cmath>
 #include <csignal>
 
+#include "toolkit/checkpoint/optimizer_state.h"
 #include "toolkit/nn/compute_device.h"
 #include "toolkit/training/optimizer.h"
 #include "toolkit/training/stop_signal.h"
@@ -102,6 +103,7 @@ UpdateResult Trainer::train_step(const std::vector<TensorBatch>& micro_batches) 
   parts_.optimizer->step();
   parts_.precision->after_step();
   ++num_updates_;
+  if (ema_) ema_->step(optimizer_params_, num_updates_);
   return result;
 }
 
@@ -117,23 +119,35 @@ StepStats Trainer::valid_step(const TensorBatch& batch) {
   return stats;
 }
 
+void Trainer::enable_ema(const EmaOptions& options) {
+  ema_ = std::make_unique<WeightsEma>(options, checkpoint::unique_parameter_names(*parts_.model), optimizer_params_);
+}
+
 void Trainer::save_state(checkpoint::CheckpointWriter& writer) const {
   writer.set_model(*parts_.model);
   writer.set_optimizer(*parts_.optimizer, *parts_.model);
   parts_.precision->save(writer.section("precision"));
+  if (ema_) ema_->save(writer.section("ema"));
   writer.capture_rng_state(device_);
 }
 
-void Trainer::load_state(checkpoint::CheckpointReader& reader) {
+void Trainer::load_state(checkpoint::CheckpointReader& reader, const checkpoint::TrainingProgress& progress,
+                         const Restore& what) {
   reader.load_model(*parts_.model);
   // A model imported from another toolkit (csan-import) has none: fine-tuning it starts
   // with a fresh optimizer, as fairseq's --reset-optimizer.
-  if (reader.has_optimizer_state()) reader.load_optimizer(*parts_.optimizer, *parts_.model);
+  if (what.optimizer && reader.has_optimizer_state()) reader.load_optimizer(*parts_.optimizer, *parts_.model);
   // Checkpoints load onto the CPU (one written on a GPU resumes anywhere).
   move_optimizer_state(*parts_.optimizer, device_);
   if (reader.has_section("precision")) parts_.precision->load(reader.section("precision"));
-  reader.restore_rng_state(device_);
-  num_updates_ = reader.progress().num_updates;
+  // As fairseq: a checkpoint without EMA (or a fine-tuning start) seeds it with its weights.
+  if (ema_ && what.ema && reader.has_section("ema"))
+    ema_->load(reader.section("ema"));
+  else if (ema_)
+    ema_->reset_to(optimizer_params_);
+  if (what.rng) reader.restore_rng_state(device_);
+  num_updates_ = progress.num_updates;
+  lr_schedule_start_ = progress.lr_schedule_start;
 }
 
 }  // namespace csan::training

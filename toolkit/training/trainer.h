@@ -18,6 +18,7 @@
 #include "toolkit/training/gradient_sync.h"
 #include "toolkit/training/lr_scheduler.h"
 #include "toolkit/training/precision.h"
+#include "toolkit/training/weights_ema.h"
 
 namespace csan::training {
 
@@ -65,7 +66,7 @@ class Trainer {
   StepStats valid_step(const TensorBatch& batch);
 
   int64_t num_updates() const { return num_updates_; }
-  double current_lr() const { return parts_.lr_scheduler->lr_at(num_updates_); }
+  double current_lr() const { return parts_.lr_scheduler->lr_at(num_updates_ - lr_schedule_start_); }
   models::Model& model() { return *parts_.model; }
   const std::shared_ptr<models::Model>& shared_model() const { return parts_.model; }
   GradientSync& sync() { return *parts_.sync; }
@@ -74,10 +75,24 @@ class Trainer {
   // Where the model computes; batches arrive on the CPU and are moved there.
   const torch::Device& device() const { return device_; }
 
-  // Model, optimizer, precision and RNG state into/out of a checkpoint; the update
+  // Keeps an EMA of the weights from now on (ema.store_ema), updated after each update
+  // and saved with the state.
+  void enable_ema(const EmaOptions& options);
+  const WeightsEma* ema() const { return ema_.get(); }
+
+  // Model, optimizer, precision, EMA and RNG state into/out of a checkpoint; the update
   // count travels in TrainingProgress.
   void save_state(checkpoint::CheckpointWriter& writer) const;
-  void load_state(checkpoint::CheckpointReader& reader);
+  void load_state(checkpoint::CheckpointReader& reader) { load_state(reader, reader.progress(), {}); }
+  // What a restart takes from the checkpoint besides the weights (and fp32 master weights).
+  struct Restore {
+    bool optimizer = true;  // false: fresh optimizer state (--reset-optimizer, fine-tuning)
+    bool ema = true;        // false: the EMA restarts from the loaded weights (fine-tuning)
+    bool rng = true;        // false: the recipe's seed goes on (fine-tuning)
+  };
+  // Continues at `progress` (the checkpoint's, or what a restart keeps of it).
+  void load_state(checkpoint::CheckpointReader& reader, const checkpoint::TrainingProgress& progress,
+                  const Restore& what);
   void set_num_updates(int64_t n) { num_updates_ = n; }
 
  private:
@@ -88,6 +103,8 @@ class Trainer {
   std::vector<torch::Tensor> optimizer_params_;  // params_ or their fp32 master copies
   torch::Device device_ = torch::kCPU;
   int64_t num_updates_ = 0;
+  int64_t lr_schedule_start_ = 0;  // TrainingProgress::lr_schedule_start
+  std::unique_ptr<WeightsEma> ema_;
 };
 
 }  // namespace csan::training

@@ -5,6 +5,7 @@
 #include "toolkit/training/lr_scheduler.h"
 #include "toolkit/training/optimizer.h"
 #include "toolkit/training/precision.h"
+#include "toolkit/training/weights_ema.h"
 
 namespace csan::training {
 
@@ -42,6 +43,15 @@ void declare_training_options(core::ConfigSchema& s) {
                "the task reports (bleu with task.eval_bleu)");
   s.add_bool("checkpoint.maximize_best_checkpoint_metric", false,
              "higher is better (implied for metrics such as bleu and accuracy)");
+  s.add_string("checkpoint.finetune_from_model", "",
+               "start from this checkpoint's weights only (fresh optimizer, schedule, meters, data position); "
+               "ignored once save_dir has checkpoint_last.pt, which the run resumes instead (\"\": off)");
+  s.add_bool("checkpoint.reset_optimizer", false, "resume without the checkpoint's optimizer state");
+  s.add_bool("checkpoint.reset_lr_scheduler", false,
+             "resume with the learning-rate schedule restarted (warm-up again) at the checkpoint's update count");
+  s.add_bool("checkpoint.reset_dataloader", false, "resume at the start of epoch 1 of the data");
+  s.add_bool("checkpoint.reset_meters", false,
+             "resume without the checkpoint's best validation score and patience count");
 
   s.add_int("common.seed", 1, "random seed (weights, dropout, batch order)", 0);
   s.add_bool("common.cpu", false, "train on the CPU even when a CUDA GPU is available (fairseq's --cpu)");
@@ -51,6 +61,7 @@ void declare_training_options(core::ConfigSchema& s) {
   s.add_string("common.tensorboard_logdir", "",
                "also write TensorBoard scalars here, one run per split (fairseq's --tensorboard-logdir; \"\": none)");
   declare_precision_options(s);
+  declare_ema_options(s);
 
   declare_criterion_options(s);
   declare_optimizer_options(s);

@@ -70,7 +70,8 @@ void bind_training(py::module_& m) {
     std::vector<std::tuple<std::string, std::string, std::string>> flags;
     for (const auto& f : tasks::train_flags())
       flags.emplace_back(f.name, f.key,
-                         f.type == core::ValueType::Int      ? "int"
+                         f.type == core::ValueType::Bool     ? "bool"
+                         : f.type == core::ValueType::Int    ? "int"
                          : f.type == core::ValueType::Double ? "float"
                                                              : "str");
     return flags;

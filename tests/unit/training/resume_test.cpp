@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -191,6 +192,110 @@ TEST_F(Resume, CcnWithInputCorruptionResumesBitIdentical) {
   bool all_equal = true;
   for (const auto& [name, tensor] : wa) all_equal = all_equal && torch::equal(tensor, wb[name]);
   EXPECT_FALSE(all_equal);
+}
+
+// An EMA run end to end: each update's checkpoint holds the EMA of fairseq's formula over
+// the raw weights of the updates so far, a resumed run ends with weights and EMA
+// bit-identical to the uninterrupted one, and csan-generate --use-ema decodes with the
+// EMA: otherwise than with the raw weights, as a checkpoint whose weights are the EMA.
+TEST_F(Resume, EmaRunFollowsTheFormulaResumesExactlyAndGeneratesWithIt) {
+  // Validation at update 3 too: with --validate-with-ema (the full run) the EMA weights
+  // are swapped in and the raw ones back, which must leave the training as it was.
+  auto ema_run = [&](const std::string& save_dir, int64_t max_update, bool validate_with_ema = false) {
+    auto command = train_command(save_dir, max_update);
+    command.insert(command.end(),
+                   {"--store-ema", "--ema-decay", "0.75", "--ema-start-update", "2", "--set",
+                    "checkpoint.save_interval_updates=1", "--set", "dataset.validate_interval_updates=3"});
+    if (validate_with_ema) command.push_back("--validate-with-ema");
+    return command;
+  };
+  const std::string full = root_ + "/ema-full", split = root_ + "/ema-split";
+  ASSERT_EQ(run(ema_run(full, 6, true), root_ + "/ema-full.log"), 0) << slurp(root_ + "/ema-full.log");
+  auto ema_of = [](const std::string& checkpoint) {
+    CheckpointReader reader(checkpoint);
+    std::map<std::string, torch::Tensor> out;
+    for (const auto& key : reader.section("ema").keys()) out[key] = reader.section("ema").read(key);
+    return out;
+  };
+  auto at_update = [&](int64_t n) {
+    for (const auto& entry : fs::directory_iterator(full))
+      if (entry.path().filename().string().find("_" + std::to_string(n) + ".pt") != std::string::npos)
+        return entry.path().string();
+    return full + "/checkpoint_last.pt";  // the last update's
+  };
+  std::map<std::string, torch::Tensor> expected;
+  for (int64_t n = 1; n <= 6; ++n) {
+    const auto raw = weights(at_update(n));
+    const auto ema = ema_of(at_update(n));
+    ASSERT_GE(ema.size(), 10u) << n;  // every parameter (a tied one under one name)
+    for (const auto& [name, value] : ema) {
+      ASSERT_TRUE(raw.count(name)) << name;
+      if (n < 2)
+        expected[name] = raw.at(name).clone();
+      else
+        expected[name].mul_(0.75).add_(raw.at(name), 0.25);
+      EXPECT_TRUE(torch::equal(value, expected[name])) << name << " after update " << n;
+    }
+  }
+
+  ASSERT_EQ(run(ema_run(split, 4), root_ + "/ema-split1.log"), 0) << slurp(root_ + "/ema-split1.log");
+  ASSERT_EQ(run(ema_run(split, 6), root_ + "/ema-split2.log"), 0) << slurp(root_ + "/ema-split2.log");
+  expect_bit_identical(full + "/checkpoint_last.pt", split + "/checkpoint_last.pt");
+  const auto full_ema = ema_of(full + "/checkpoint_last.pt"), split_ema = ema_of(split + "/checkpoint_last.pt");
+  for (const auto& [name, value] : full_ema) EXPECT_TRUE(torch::equal(value, split_ema.at(name))) << name;
+  // The same weights validated: the EMA's loss in the full run, the raw weights' in the split one.
+  auto valid_loss_at_3 = [](const std::string& save_dir) {
+    std::istringstream records(slurp(save_dir + "/metrics.jsonl"));
+    std::string line;
+    while (std::getline(records, line))
+      if (line.find("\"kind\": \"valid\"") != std::string::npos && line.find("\"update\": 3,") != std::string::npos)
+        return line.substr(line.find("\"loss\": "), 30);
+    return std::string("none");
+  };
+  EXPECT_NE(valid_loss_at_3(full), "none");
+  EXPECT_NE(valid_loss_at_3(split), "none");
+  EXPECT_NE(valid_loss_at_3(full), valid_loss_at_3(split));
+
+  // A checkpoint whose weights are the EMA's.
+  const std::string ema_as_model = root_ + "/ema-as-model.pt";
+  {
+    auto loaded = loading::load_model(full + "/checkpoint_last.pt", tasks::describe_model, torch::kCPU,
+                                      /*use_ema=*/true);
+    for (const auto& p : loaded.model->named_parameters())
+      if (full_ema.count(p.key())) EXPECT_TRUE(torch::equal(p.value(), full_ema.at(p.key()))) << p.key();
+    checkpoint::CheckpointWriter writer;
+    writer.set_meta(loaded.meta);
+    writer.set_model(*loaded.model);
+    writer.capture_rng_state();
+    writer.write(ema_as_model);
+  }
+  // The hypotheses and their scores (the log's other lines have timings).
+  auto generate = [&](const std::string& checkpoint, const std::vector<std::string>& extra, int expected_exit = 0) {
+    std::vector<std::string> command = {std::string(CSAN_BIN_DIR) + "/csan-generate",
+                                        "--path",
+                                        checkpoint,
+                                        "--input",
+                                        root_ + "/raw/test.src",
+                                        "--beam",
+                                        "2",
+                                        "--max-len-b",  // an all but untrained model: short outputs
+                                        "4"};
+    command.insert(command.end(), extra.begin(), extra.end());
+    const std::string log = root_ + "/ema-generate.log";
+    EXPECT_EQ(run(command, log), expected_exit) << slurp(log);
+    std::istringstream lines(slurp(log));
+    std::string line, hypotheses;
+    while (std::getline(lines, line))
+      if (line.rfind("H-", 0) == 0 || line.rfind("P-", 0) == 0 || expected_exit != 0) hypotheses += line + "\n";
+    return hypotheses;
+  };
+  const std::string with_ema = generate(full + "/checkpoint_last.pt", {"--use-ema"});
+  EXPECT_NE(with_ema.find("H-0\t"), std::string::npos) << with_ema;
+  EXPECT_NE(with_ema, generate(full + "/checkpoint_last.pt", {}));
+  EXPECT_EQ(with_ema, generate(ema_as_model, {}));
+  // A checkpoint without EMA: one line naming it.
+  const std::string refused = generate(ema_as_model, {"--use-ema"}, 1);
+  EXPECT_NE(refused.find(ema_as_model + ": has no EMA weights"), std::string::npos) << refused;
 }
 
 }  // namespace

@@ -17,7 +17,11 @@
 #include "toolkit/checkpoint/checkpoint.h"
 #include "toolkit/checkpoint/legacy_archive.h"
 #include "toolkit/core/error.h"
+#include "toolkit/safetensors/reader.h"
+#include "toolkit/tasks/train_command.h"
 #include "toolkit/training/optimizer.h"
+#include "toolkit/training/restart_options.h"
+#include "toolkit/training/weights_ema.h"
 #include "toy_training.h"
 
 namespace csan::training {
@@ -186,6 +190,210 @@ TEST(Trainer, ResumeFromCheckpointIsBitIdentical) {
   EXPECT_FALSE(bit_identical(snapshot_params(full), snapshot_params(no_rng)));
 }
 
+// fairseq's EMA: a copy of the weights until ema_start_update, then
+// ema = decay * ema + (1 - decay) * weights after each update, in fp32; saved beside the
+// weights, a resumed run continues it exactly.
+TEST(Trainer, EmaFollowsTheFormulaAndResumesExactly) {
+  const EmaOptions options{true, 0.75, /*start_update=*/3, /*update_freq=*/1, false};
+  auto full = make_seeded_trainer(7, 0.3);
+  full.enable_ema(options);
+  std::vector<torch::Tensor> expected = snapshot_params(full);  // the EMA starts as the weights
+  for (int k = 0; k < 6; ++k) {
+    full.train_step({make_batch(k)});
+    const auto weights = snapshot_params(full);
+    for (size_t i = 0; i < expected.size(); ++i) {
+      if (full.num_updates() < 3)
+        expected[i] = weights[i].clone();
+      else
+        expected[i].mul_(0.75).add_(weights[i], 0.25);
+    }
+    ASSERT_TRUE(bit_identical(full.ema()->averages(), expected)) << "after update " << full.num_updates();
+    // A copy before ema_start_update, an average from then on.
+    EXPECT_EQ(bit_identical(full.ema()->averages(), weights), full.num_updates() < 3) << full.num_updates();
+  }
+
+  auto first = make_seeded_trainer(7, 0.3);
+  first.enable_ema(options);
+  for (int k = 0; k < 4; ++k) first.train_step({make_batch(k)});
+  const auto path = temp_path("ema.pt");
+  save(first, path);
+  auto resumed = make_seeded_trainer(123, 0.3);
+  resumed.enable_ema(options);
+  CheckpointReader reader(path);
+  ASSERT_TRUE(reader.has_section("ema"));
+  resumed.load_state(reader);
+  for (int k = 4; k < 6; ++k) resumed.train_step({make_batch(k)});
+  EXPECT_TRUE(bit_identical(snapshot_params(full), snapshot_params(resumed)));
+  EXPECT_TRUE(bit_identical(full.ema()->averages(), resumed.ema()->averages()));
+
+  // A checkpoint without EMA seeds it with its weights (fairseq's restore from the model).
+  auto plain = make_seeded_trainer(7, 0.3);
+  plain.train_step({make_batch(0)});
+  const auto plain_path = temp_path("no-ema.pt");
+  save(plain, plain_path);
+  auto seeded = make_seeded_trainer(9, 0.3);
+  seeded.enable_ema(options);
+  CheckpointReader plain_reader(plain_path);
+  seeded.load_state(plain_reader);
+  EXPECT_TRUE(bit_identical(seeded.ema()->averages(), snapshot_params(plain)));
+}
+
+TEST(Trainer, EmaUpdateFreqAveragesEveryNthUpdateOnly) {
+  auto trainer = make_seeded_trainer(7, 0.0);
+  trainer.enable_ema({true, 0.5, 0, /*update_freq=*/2, false});
+  auto before = snapshot_params(trainer);
+  trainer.train_step({make_batch(0)});
+  EXPECT_TRUE(bit_identical(trainer.ema()->averages(), before));  // update 1: no EMA step
+  trainer.train_step({make_batch(1)});
+  const auto weights = snapshot_params(trainer);
+  for (size_t i = 0; i < before.size(); ++i) before[i].mul_(0.5).add_(weights[i], 0.5);
+  EXPECT_TRUE(bit_identical(trainer.ema()->averages(), before));
+}
+
+// What each checkpoint.reset_* resets, and what it keeps.
+TEST(Trainer, ResetOptimizerAndLrSchedulerRestartOnlyTheirPart) {
+  auto first = make_seeded_trainer(7, 0.0);
+  for (int k = 0; k < 5; ++k) first.train_step({make_batch(k)});
+  TrainingProgress saved;
+  saved.epoch = 2;
+  saved.next_batch = 3;
+  saved.has_best = true;
+  saved.best_metric = 1.5;
+  saved.bad_validations = 1;
+  const auto path = temp_path("restart.pt");
+  save(first, path, saved);
+  auto adam_step = [](const std::string& checkpoint) {
+    const safetensors::Reader reader(checkpoint);
+    const auto& step = reader.tensor("optimizer.hidden.weight.step");
+    int64_t value = 0;
+    std::memcpy(&value, step.data, sizeof value);
+    return value;
+  };
+  ASSERT_EQ(adam_step(path), 5);
+
+  auto restart = [&](const RestartOptions& options, bool optimizer) {
+    auto trainer = make_seeded_trainer(11, 0.0);
+    CheckpointReader reader(path);
+    trainer.load_state(reader, restart_progress(reader.progress(), options), {optimizer, true, true});
+    return trainer;
+  };
+  // --reset-optimizer: Adam's moments and step counts start afresh; the update count and
+  // the schedule's position stay.
+  RestartOptions reset_optimizer;
+  reset_optimizer.reset_optimizer = true;
+  auto fresh_adam = restart(reset_optimizer, false);
+  EXPECT_EQ(fresh_adam.num_updates(), 5);
+  EXPECT_EQ(fresh_adam.current_lr(), first.current_lr());
+  fresh_adam.train_step({make_batch(5)});
+  const auto fresh_path = temp_path("restart-fresh.pt");
+  save(fresh_adam, fresh_path);
+  EXPECT_EQ(adam_step(fresh_path), 1);
+  auto kept_adam = restart({}, true);
+  kept_adam.train_step({make_batch(5)});
+  save(kept_adam, fresh_path);
+  EXPECT_EQ(adam_step(fresh_path), 6);
+
+  // --reset-lr-scheduler: the warm-up starts again at the kept update count, and a resume
+  // of that run continues the restarted schedule.
+  RestartOptions reset_schedule;
+  reset_schedule.reset_lr_scheduler = true;
+  auto restarted = restart(reset_schedule, true);
+  EXPECT_EQ(restarted.num_updates(), 5);
+  EXPECT_EQ(restarted.current_lr(), make_seeded_trainer(1, 0.0).current_lr());
+  EXPECT_NE(restarted.current_lr(), first.current_lr());
+  const TrainingProgress p = restart_progress(CheckpointReader(path).progress(), reset_schedule);
+  EXPECT_EQ(p.lr_schedule_start, 5);
+  restarted.train_step({make_batch(5)});
+  const double second_lr = restarted.current_lr();
+  save(restarted, fresh_path, p);
+  auto resumed = make_seeded_trainer(12, 0.0);
+  CheckpointReader again(fresh_path);
+  resumed.load_state(again);
+  EXPECT_EQ(resumed.current_lr(), second_lr);
+  auto reference = make_seeded_trainer(1, 0.0);
+  reference.train_step({make_batch(0)});
+  EXPECT_EQ(second_lr, reference.current_lr());
+}
+
+TEST(Trainer, RestartProgressResetsTheDataPositionAndMetersOnRequest) {
+  TrainingProgress saved;
+  saved.epoch = 3;
+  saved.next_batch = 7;
+  saved.num_updates = 40;
+  saved.best_metric = 2.25;
+  saved.has_best = true;
+  saved.bad_validations = 2;
+  saved.nan_streak = 1;
+  saved.lr_schedule_start = 10;
+  auto same = [](const TrainingProgress& a, const TrainingProgress& b) {
+    return a.epoch == b.epoch && a.next_batch == b.next_batch && a.num_updates == b.num_updates &&
+           a.best_metric == b.best_metric && a.has_best == b.has_best && a.bad_validations == b.bad_validations &&
+           a.nan_streak == b.nan_streak && a.lr_schedule_start == b.lr_schedule_start;
+  };
+  EXPECT_TRUE(same(restart_progress(saved, {}), saved));
+  RestartOptions o;
+  o.reset_dataloader = true;
+  TrainingProgress expected = saved;
+  expected.epoch = 1;
+  expected.next_batch = 0;
+  EXPECT_TRUE(same(restart_progress(saved, o), expected));
+  o = {};
+  o.reset_meters = true;
+  expected = saved;
+  expected.best_metric = 0;
+  expected.has_best = false;
+  expected.bad_validations = 0;
+  expected.nan_streak = 0;
+  EXPECT_TRUE(same(restart_progress(saved, o), expected));
+  o = {};
+  o.reset_optimizer = true;  // the optimizer's state is the trainer's, not the progress's
+  EXPECT_TRUE(same(restart_progress(saved, o), saved));
+  o = {};
+  o.finetune_from_model = "x.pt";  // everything from the start
+  EXPECT_TRUE(same(restart_progress(saved, o), TrainingProgress{}));
+}
+
+// The options of fine-tuning, restarts and EMA: a bad value or combination is one line
+// naming the key.
+TEST(Trainer, RestartAndEmaOptionsRefuseBadValues) {
+  const std::string recipe = std::string(CSAN_SOURCE_DIR) + "/recipes/tiny-transformer.yaml";
+  auto error_of = [&](std::vector<std::pair<std::string, core::Value>> settings) {
+    settings.emplace_back("task.data", std::string("data"));
+    try {
+      const auto cfg = tasks::training_recipe(recipe, {}, settings);
+      restart_options(cfg);
+      ema_options(cfg);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  using V = core::Value;
+  const std::string ft = "checkpoint.finetune_from_model";
+  EXPECT_EQ(error_of({{ft, V(std::string("a.pt"))}}), "no error");
+  EXPECT_NE(
+      error_of({{ft, V(std::string("a.pt"))}, {"checkpoint.restore_file", V(std::string("b.pt"))}})
+          .find("key 'checkpoint.finetune_from_model': 'a.pt' and checkpoint.restore_file 'b.pt' exclude each other"),
+      std::string::npos);
+  for (const char* reset : {"checkpoint.reset_optimizer", "checkpoint.reset_lr_scheduler",
+                            "checkpoint.reset_dataloader", "checkpoint.reset_meters"})
+    EXPECT_NE(error_of({{ft, V(std::string("a.pt"))}, {reset, V(true)}})
+                  .find(std::string("'a.pt' and ") + reset + " exclude each other"),
+              std::string::npos)
+        << reset;
+  EXPECT_NE(error_of({{"ema.ema_decay", V(0.0)}}).find("ema.ema_decay"), std::string::npos);
+  EXPECT_NE(error_of({{"ema.ema_decay", V(1.5)}}).find("ema.ema_decay"), std::string::npos);
+  EXPECT_NE(error_of({{"ema.ema_decay", V(-0.5)}}).find("ema.ema_decay"), std::string::npos);
+  EXPECT_EQ(error_of({{"ema.ema_decay", V(1.0)}}), "no error");
+  EXPECT_NE(error_of({{"ema.ema_start_update", V(int64_t{-1})}}).find("ema.ema_start_update"), std::string::npos);
+  EXPECT_NE(error_of({{"ema.ema_update_freq", V(int64_t{0})}}).find("ema.ema_update_freq"), std::string::npos);
+  EXPECT_NE(error_of({{"ema.validate_with_ema", V(true)}}).find("key 'ema.validate_with_ema': needs ema.store_ema"),
+            std::string::npos);
+  for (const auto& message : {error_of({{"ema.ema_decay", V(0.0)}}),
+                              error_of({{ft, V(std::string("a.pt"))}, {"checkpoint.reset_meters", V(true)}})})
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
 TEST(Checkpoint, MetaAndProgressRoundTrip) {
   auto trainer = make_seeded_trainer(3, 0.0);
   trainer.train_step({make_batch(0)});
@@ -197,6 +405,7 @@ TEST(Checkpoint, MetaAndProgressRoundTrip) {
   progress.has_best = true;
   progress.bad_validations = 2;
   progress.nan_streak = 1;
+  progress.lr_schedule_start = 5;
   save(trainer, path, progress);
   CheckpointReader reader(path);
   const auto expected = sample_meta();
@@ -213,6 +422,7 @@ TEST(Checkpoint, MetaAndProgressRoundTrip) {
   EXPECT_TRUE(reader.progress().has_best);
   EXPECT_EQ(reader.progress().bad_validations, 2);
   EXPECT_EQ(reader.progress().nan_streak, 1);
+  EXPECT_EQ(reader.progress().lr_schedule_start, 5);
   // The weights load into a fresh model.
   auto other = make_seeded_trainer(50, 0.0);
   reader.load_model(other.model());
