@@ -22,14 +22,14 @@ torch::Tensor to_matrix(const std::vector<const std::vector<int64_t>*>& rows, in
 
 }  // namespace
 
-BatchTranslator::BatchTranslator(const LoadedEnsemble& ensemble, const SearchOptions& search,
-                                 const BatchLimits& limits, const Shortlist* shortlist)
+BatchTranslator::BatchTranslator(const LoadedEnsemble& ensemble, const SearchOptions& search, const BatchLimits& limits,
+                                 const Shortlist* shortlist)
     : ensemble_(ensemble), search_(search), limits_(limits), shortlist_(shortlist) {}
 
 std::unique_ptr<SequenceGenerator> BatchTranslator::make_generator() const {
   const auto& d = ensemble_.tgt_dict;
-  return std::make_unique<SequenceGenerator>(ensemble_.models, search_,
-                                             SpecialTokens{d.bos(), d.pad(), d.eos(), d.unk()});
+  return std::make_unique<SequenceGenerator>(
+      ensemble_.models, search_, SpecialTokens{d.bos(), d.pad(), d.eos(), d.unk(), ensemble_.decoder_start});
 }
 
 std::vector<std::vector<Hypothesis>> BatchTranslator::translate(const std::vector<SourceSentence>& sentences) {

@@ -36,9 +36,9 @@ std::unique_ptr<po::options_description> translation_generate_options(GenerateOp
       "fairseq (S-/T-/H-/D-/P- lines and a summary) or plain (one hypothesis per line)")(
       "results-path", po::value<std::string>(&o.results_path), "write DIR/generate-SUBSET.txt instead of stdout")(
       // Parsed here, once, into the enum everything after the command line uses.
-      "precision",
-      po::value<std::string>()->default_value("fp32")->notifier(
-          [&o](const std::string& name) { o.precision.precision = nn::parse_precision(name, "--precision"); }),
+      "precision", po::value<std::string>()->default_value("fp32")->notifier([&o](const std::string& name) {
+        o.precision.precision = nn::parse_precision(name, "--precision");
+      }),
       "fp32, bf16 (bf16 products, fp32 scores), int8 (CPU: dynamically quantized projections) or fp16 (GPU)")(
       "cpu", po::bool_switch(&o.cpu), "decode on the CPU even when a CUDA GPU is available")(
       "quantize-skip", po::value<std::vector<std::string>>(&o.precision.quantize_skip)->multitoken(),
@@ -73,9 +73,8 @@ std::unique_ptr<po::options_description> translation_generate_options(GenerateOp
   return section;
 }
 
-DecodingModels load_for_decoding(const std::vector<std::string>& paths,
-                                 const generation::InferencePrecision& requested, bool cpu,
-                                 checkpoint::CheckpointReader& first, std::ostream& log) {
+DecodingModels load_for_decoding(const std::vector<std::string>& paths, const generation::InferencePrecision& requested,
+                                 bool cpu, checkpoint::CheckpointReader& first, std::ostream& log) {
   // An inference-only checkpoint decodes as it was written: in its precision, with the
   // layers its --quantize-skip kept fp32 (--precision and --quantize-skip may repeat them;
   // the defaults follow them).
@@ -133,7 +132,8 @@ generation::LoadedEnsemble load_translation_ensemble(const std::vector<std::stri
                 : loading::load_model(paths[0], describe_model, device);
     if (i == 0) {
       first_meta = loaded.meta;
-      if (first_meta.task != "translation")
+      // A multilingual model is a translation model over one joint dictionary.
+      if (first_meta.task != "translation" && first_meta.task != "multilingual_translation")
         throw Error(paths[0] + ": a " + first_meta.task + " checkpoint, not a translation one");
       ensemble.src_lang = first_meta.get("src_lang");
       ensemble.tgt_lang = first_meta.get("tgt_lang");
