@@ -23,8 +23,8 @@ const char* kPairs = "src-tgt,tgt-src,src-tgu";
 std::string describe(const RunResult& r) { return "exit " + std::to_string(r.exit_code) + "\nstderr: " + r.err; }
 
 void make_toy(const std::string& dir) {
-  const auto r = run({tool("csan-toy-corpus"), "--out-dir", dir + "/raw", "--train", "1200", "--valid", "20", "--test",
-                      "20", "--seed", "3", "--max-words", "8", "--second-target-lang", "tgu"});
+  const auto r = run({tool("csan-toy-corpus"), "--out-dir", dir + "/raw", "--train", "800", "--valid", "20", "--test",
+                      "20", "--seed", "3", "--max-words", "6", "--second-target-lang", "tgu"});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
 }
 
@@ -33,14 +33,14 @@ RunResult preprocess(const std::string& dir, const std::string& pairs, const std
               dir + "/raw/train", "--validpref", dir + "/raw/valid", "--destdir", destdir, "--spm-vocab-size", "400"});
 }
 
-std::vector<std::string> train_args(const std::string& data, const std::string& save_dir) {
+std::vector<std::string> train_args(const std::string& data, const std::string& save_dir, const std::string& pairs) {
   return {bin("csan-train"), std::string(CSAN_SOURCE_DIR) + "/recipes/tiny-transformer.yaml",
           "--set",           "task.name=multilingual_translation",
-          "--lang-pairs",    kPairs,
+          "--lang-pairs",    pairs,
           "--data",          data,
           "--save-dir",      save_dir,
           "--max-tokens",    "1024",
-          "--set",           "lr_scheduler.warmup_updates=40"};
+          "--set",           "lr_scheduler.warmup_updates=30"};
 }
 
 // The toy with its data binarized and one model trained for a few epochs on all pairs.
@@ -49,8 +49,8 @@ std::string trained() {
     make_toy(dir);
     auto r = preprocess(dir, kPairs, dir + "/bin");
     ASSERT_EQ(r.exit_code, 0) << describe(r);
-    auto args = train_args(dir + "/bin", dir + "/ckpt");
-    for (const std::string& a : {"--max-update", "240", "--sampling-temperature", "2"}) args.push_back(a);
+    auto args = train_args(dir + "/bin", dir + "/ckpt", kPairs);
+    for (const std::string& a : {"--max-update", "200", "--sampling-temperature", "2"}) args.push_back(a);
     r = run(args);
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     std::ofstream(dir + "/train.log") << r.err;
@@ -88,15 +88,19 @@ TEST(Multilingual, LanguageTokenSteersOneModel) {
     EXPECT_EQ(r.exit_code, 0) << describe(r);
     return r.out;
   };
-  // The same sources, two target tokens: each output in its own target vocabulary.
+  // The same sources, two target tokens: each output in its own target vocabulary (the
+  // two share 3 of about 430 words), hardly a word of the other's. After 200 updates many
+  // output words are still misspelt: they count in neither.
   const std::string to_tgt = translate(raw + "test.src-tgt.src", "src", "tgt");
   const std::string to_tgu = translate(raw + "test.src-tgt.src", "src", "tgu");
-  EXPECT_GT(share_in(to_tgt, tgt, tgu), 0.9) << to_tgt;
-  EXPECT_GT(share_in(to_tgu, tgu, tgt), 0.9) << to_tgu;
+  EXPECT_GT(share_in(to_tgt, tgt, tgu), 0.5) << to_tgt;
   EXPECT_LT(share_in(to_tgt, tgu, tgt), 0.05) << to_tgt;
+  EXPECT_GT(share_in(to_tgu, tgu, tgt), 0.5) << to_tgu;
+  EXPECT_LT(share_in(to_tgu, tgt, tgu), 0.05) << to_tgu;
   // The reverse direction comes out in the source language.
   const std::string to_src = translate(raw + "test.src-tgt.tgt", "tgt", "src");
-  EXPECT_GT(share_in(to_src, src, tgt), 0.9) << to_src;
+  EXPECT_GT(share_in(to_src, src, tgt), 0.5) << to_src;
+  EXPECT_LT(share_in(to_src, tgt, src), 0.05) << to_src;
 }
 
 TEST(Multilingual, PerPairValidationInMetrics) {
@@ -149,29 +153,25 @@ TEST(Multilingual, BadValuesAreOneLineErrors) {
     EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   };
-  // csan-preprocess: malformed, duplicate and self pairs; a pair without files.
-  expect_error(preprocess(dir, "src-tgt,srctgu", dir + "/x"), "lang-pairs: 'srctgu' is not a language pair");
-  expect_error(preprocess(dir, "src-tgt,src-tgt", dir + "/x"), "lang-pairs: 'src-tgt' is given twice");
-  expect_error(preprocess(dir, "src-src", dir + "/x"), "'src-src' translates a language into itself");
+  // csan-preprocess: a malformed and a repeated pair (the other bad lists: lang_pairs_test),
+  // a pair without files.
+  expect_error(preprocess(dir, "src-tgt,srctgu", dir + "/x"), "key 'lang-pairs': 'srctgu' is not a language pair");
+  expect_error(preprocess(dir, "src-tgt,src-tgt", dir + "/x"), "key 'lang-pairs': 'src-tgt' is given twice");
   expect_error(preprocess(dir, "src-tgt,tgu-fr", dir + "/x"), "train.tgu-fr.tgu: no such file (pair tgu-fr");
   EXPECT_FALSE(fs::exists(dir + "/x"));
-  // csan-train on data of two pairs: a language the data lacks, bad temperatures, a
-  // malformed pair.
+  // csan-train on data of two pairs: a language the data lacks, a pair it lacks, a
+  // temperature that is not > 0 (the other values: lang_pairs_test).
   const auto r = preprocess(dir, "src-tgt,src-tgu", dir + "/bin");
   ASSERT_EQ(r.exit_code, 0) << describe(r);
-  auto train = [&](const std::vector<std::string>& extra) {
-    auto args = train_args(dir + "/bin", dir + "/ckpt");
+  auto train = [&](const std::string& pairs, const std::vector<std::string>& extra = {}) {
+    auto args = train_args(dir + "/bin", dir + "/ckpt", pairs);
     args.insert(args.end(), extra.begin(), extra.end());
     return run(args);
   };
-  expect_error(train({"--lang-pairs", "src-tgt,src-fr"}), "task.lang_pairs: language 'fr' is not in");
-  expect_error(train({"--lang-pairs", "src-tgt,tgt-src"}), "train.tgt-src.tgt.idx: no such file");
-  expect_error(train({"--lang-pairs", "src-tgt,src-tgu", "--sampling-temperature", "0"}),
-               "task.sampling_temperature: must be a number > 0");
-  expect_error(train({"--lang-pairs", "src-tgt,src-tgu", "--sampling-temperature", "-1"}),
-               "task.sampling_temperature: must be a number > 0");
-  expect_error(train({"--lang-pairs", "src-tgt,,src-tgu"}), "task.lang_pairs: '' is not a language pair");
-  expect_error(train({"--lang-pairs", "src-tgt", "--lang-tok-style", "both"}), "task.lang_tok_style");
+  expect_error(train("src-tgt,src-fr"), "key 'task.lang_pairs': language 'fr' is not in");
+  expect_error(train("src-tgt,tgt-src"), "train.tgt-src.tgt.idx: no such file");
+  expect_error(train("src-tgt,src-tgu", {"--sampling-temperature", "0"}),
+               "key 'task.sampling_temperature': must be a number > 0");
   EXPECT_FALSE(fs::exists(dir + "/ckpt/checkpoint_last.pt"));
 }
 

@@ -334,7 +334,7 @@ void generate_multilingual(const GenerateOptions& options, checkpoint::Checkpoin
   std::string known;
   for (const auto& lang : langs) known += (known.empty() ? "" : ", ") + lang;
   const std::vector<std::pair<std::string, std::string>> given = {{"--source-lang", options.source_lang},
-                                                                   {"--target-lang", options.target_lang}};
+                                                                  {"--target-lang", options.target_lang}};
   for (const auto& [flag, lang] : given) {
     if (lang.empty())
       throw Error(flag + ": required for a multilingual model (" + first.path() + " translates " +

@@ -69,7 +69,7 @@ TEST(TemperatureSampling, TemperatureMustBePositive) {
   for (double t : {0.0, -1.0, std::nan("")})
     EXPECT_NE(error_of([&] {
                 temperature_sampling_ratios({1, 2}, t, "task.sampling_temperature");
-              }).find("task.sampling_temperature: must be a number > 0"),
+              }).find("key 'task.sampling_temperature': must be a number > 0"),
               std::string::npos)
         << t;
   EXPECT_NE(error_of([&] {
