@@ -22,8 +22,8 @@ torch::Tensor to_matrix(const std::vector<const std::vector<int64_t>*>& rows, in
 
 }  // namespace
 
-BatchTranslator::BatchTranslator(const LoadedEnsemble& ensemble, const SearchOptions& search, const BatchLimits& limits,
-                                 const Shortlist* shortlist)
+BatchTranslator::BatchTranslator(const LoadedEnsemble& ensemble, const SearchOptions& search,
+                                 const BatchLimits& limits, const Shortlist* shortlist)
     : ensemble_(ensemble), search_(search), limits_(limits), shortlist_(shortlist) {}
 
 std::unique_ptr<SequenceGenerator> BatchTranslator::make_generator() const {

@@ -36,9 +36,9 @@ std::unique_ptr<po::options_description> translation_generate_options(GenerateOp
       "fairseq (S-/T-/H-/D-/P- lines and a summary) or plain (one hypothesis per line)")(
       "results-path", po::value<std::string>(&o.results_path), "write DIR/generate-SUBSET.txt instead of stdout")(
       // Parsed here, once, into the enum everything after the command line uses.
-      "precision", po::value<std::string>()->default_value("fp32")->notifier([&o](const std::string& name) {
-        o.precision.precision = nn::parse_precision(name, "--precision");
-      }),
+      "precision",
+      po::value<std::string>()->default_value("fp32")->notifier(
+          [&o](const std::string& name) { o.precision.precision = nn::parse_precision(name, "--precision"); }),
       "fp32, bf16 (bf16 products, fp32 scores), int8 (CPU: dynamically quantized projections) or fp16 (GPU)")(
       "cpu", po::bool_switch(&o.cpu), "decode on the CPU even when a CUDA GPU is available")(
       "quantize-skip", po::value<std::vector<std::string>>(&o.precision.quantize_skip)->multitoken(),
@@ -73,8 +73,9 @@ std::unique_ptr<po::options_description> translation_generate_options(GenerateOp
   return section;
 }
 
-DecodingModels load_for_decoding(const std::vector<std::string>& paths, const generation::InferencePrecision& requested,
-                                 bool cpu, checkpoint::CheckpointReader& first, std::ostream& log) {
+DecodingModels load_for_decoding(const std::vector<std::string>& paths,
+                                 const generation::InferencePrecision& requested, bool cpu,
+                                 checkpoint::CheckpointReader& first, std::ostream& log) {
   // An inference-only checkpoint decodes as it was written: in its precision, with the
   // layers its --quantize-skip kept fp32 (--precision and --quantize-skip may repeat them;
   // the defaults follow them).

@@ -81,9 +81,10 @@ class ResultSink {
 class ChunkTranslator {
  public:
   ChunkTranslator(const GenerateOptions& options, const LoadedEnsemble& ensemble)
-      : shortlist_(options.shortlist.empty() ? nullptr
-                                             : std::make_unique<Shortlist>(Shortlist::load(
-                                                   options.shortlist, ensemble.src_dict, ensemble.tgt_dict))),
+      : shortlist_(options.shortlist.empty()
+                       ? nullptr
+                       : std::make_unique<Shortlist>(
+                             Shortlist::load(options.shortlist, ensemble.src_dict, ensemble.tgt_dict))),
         translator_(ensemble, options.search,
                     generation::BatchLimits{options.batch_size, options.max_tokens, options.parallel_batches},
                     shortlist_.get()) {}
@@ -103,8 +104,7 @@ class ChunkTranslator {
       results[i].reference = std::move(chunk[i].reference_text);
       results[i].hypotheses = std::move(hypotheses[i]);
       ++summary.sentences;
-      if (!results[i].hypotheses.empty())
-        summary.tokens += static_cast<int64_t>(results[i].hypotheses[0].tokens.size());
+      if (!results[i].hypotheses.empty()) summary.tokens += static_cast<int64_t>(results[i].hypotheses[0].tokens.size());
     }
     summary.seconds = translator_.seconds();
     summary.most_parallel_batches = translator_.most_parallel_batches();

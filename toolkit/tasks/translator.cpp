@@ -18,17 +18,17 @@ namespace csan::tasks {
 namespace {
 
 void validate(const generation::BatchLimits& limits) {
-  if (limits.batch_size < 0 || limits.max_tokens < 0)
-    throw Error("batch_size/max_tokens: must not be negative", ErrorKind::bad_option);
+  if (limits.batch_size < 0 || limits.max_tokens < 0) throw Error("batch_size/max_tokens: must not be negative", ErrorKind::bad_option);
   if (limits.batch_size == 0 && limits.max_tokens == 0)
-    throw Error("batch_size 0 (no limit) needs max_tokens > 0: with both unbounded all the input would be one batch",
-                ErrorKind::bad_option);
+    throw Error("batch_size 0 (no limit) needs max_tokens > 0: with both unbounded all the input would be one batch", ErrorKind::bad_option);
   if (limits.parallel_batches < 0) throw Error("parallel_batches: must not be negative", ErrorKind::bad_option);
 }
 
 }  // namespace
 
-bool TranslateOptions::operator==(const TranslateOptions& o) const { return search == o.search && limits == o.limits; }
+bool TranslateOptions::operator==(const TranslateOptions& o) const {
+  return search == o.search && limits == o.limits;
+}
 
 // One caller's sentences waiting to be translated (translate() holds it on its stack).
 struct Translator::Request {
@@ -43,8 +43,7 @@ Translator::Translator(const TranslatorOptions& options, std::ostream& log) {
   if (options.paths.empty()) throw Error("path: no checkpoint given");
   const bool cpu = nn::named_device(options.device).is_cpu();
   generation::validate(options.precision);
-  if (options.threads < 0)
-    throw Error("threads: must not be negative (0: leave LibTorch's count as it is)", ErrorKind::bad_option);
+  if (options.threads < 0) throw Error("threads: must not be negative (0: leave LibTorch's count as it is)", ErrorKind::bad_option);
   if (options.threads > 0) nn::use_compute_threads(options.threads, "threads");
   checkpoint::CheckpointReader first(options.paths[0]);
   // Its language token would be missing: translations in whichever language came first.
@@ -96,12 +95,10 @@ std::vector<std::vector<TextHypothesis>> Translator::translate(const std::vector
                                                                const std::string& origin) {
   generation::validate(options.search);
   validate(options.limits);
-  if (options.search.prefix_size > 0)
-    throw Error("prefix_size: needs references, which raw text has none of", ErrorKind::bad_option);
+  if (options.search.prefix_size > 0) throw Error("prefix_size: needs references, which raw text has none of", ErrorKind::bad_option);
   if (options.search.beam > ensemble_.tgt_dict.size())
     throw Error("beam: " + std::to_string(options.search.beam) + " exceeds the target vocabulary (" +
-                    std::to_string(ensemble_.tgt_dict.size()) + " types)",
-                ErrorKind::bad_option);
+                std::to_string(ensemble_.tgt_dict.size()) + " types)", ErrorKind::bad_option);
   // Over-long sources are cut to the models' positions, as csan-generate cuts them.
   const auto sentences = encode(lines, origin, max_source_positions_, *source_codec_);
 
@@ -122,8 +119,8 @@ std::vector<std::vector<TextHypothesis>> Translator::translate(const std::vector
   std::vector<std::vector<TextHypothesis>> results(lines.size());
   for (size_t i = 0; i < lines.size(); ++i)
     for (auto& h : request.hypotheses[i])
-      results[i].push_back(TextHypothesis{target_codec_->decode(h.tokens), std::move(h.tokens), h.score,
-                                          std::move(h.positional_scores)});
+      results[i].push_back(
+          TextHypothesis{target_codec_->decode(h.tokens), std::move(h.tokens), h.score, std::move(h.positional_scores)});
   return results;
 }
 
@@ -173,9 +170,8 @@ std::vector<ForcedScore> Translator::score(const std::vector<std::string>& sourc
                                            const generation::BatchLimits& limits) {
   validate(limits);
   if (sources.size() != targets.size())
-    throw Error(
-        "score: " + std::to_string(sources.size()) + " sources but " + std::to_string(targets.size()) + " targets",
-        ErrorKind::bad_input);
+    throw Error("score: " + std::to_string(sources.size()) + " sources but " + std::to_string(targets.size()) +
+                " targets", ErrorKind::bad_input);
   const auto src = encode(sources, "sources", max_source_positions_, *source_codec_);
   const auto tgt = encode(targets, "targets", 0, *target_codec_);
   std::vector<int32_t> src_sizes(src.size()), tgt_sizes(src.size());
@@ -187,8 +183,7 @@ std::vector<ForcedScore> Translator::score(const std::vector<std::string>& sourc
     // The decoder reads </s> and then every target token but the last.
     if (tgt_sizes[i] > max_target_positions_)
       throw Error("targets:" + std::to_string(i + 1) + ": " + std::to_string(tgt_sizes[i]) +
-                      " tokens, more than the models' " + std::to_string(max_target_positions_) + " target positions",
-                  ErrorKind::bad_input);
+                  " tokens, more than the models' " + std::to_string(max_target_positions_) + " target positions", ErrorKind::bad_input);
   }
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return src_sizes[a] < src_sizes[b]; });
   const auto batches = data::batch_by_size(order, src_sizes, tgt_sizes,
