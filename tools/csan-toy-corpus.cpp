@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "toolkit/core/error.h"
 #include "toolkit/text/toy_corpus.h"
@@ -30,7 +32,8 @@ void check_language_name(const std::string& option, const std::string& name) {
 
 int toy_corpus_main(int argc, char** argv) {
   csan::text::ToyCorpusOptions options;
-  std::string out_dir, source_lang, target_lang;
+  std::string out_dir, source_lang, target_lang, second_target_lang;
+  uint64_t second_target_seed = 0;
   long long train = 20000, valid = 500, test = 500, max_words = 20;
   po::options_description described("csan-toy-corpus: write a seeded synthetic parallel corpus\nOptions");
   described.add_options()
@@ -43,7 +46,12 @@ int toy_corpus_main(int argc, char** argv) {
       ("source-lang", po::value(&source_lang)->default_value("src"), "source file suffix")
       ("target-lang", po::value(&target_lang)->default_value("tgt"), "target file suffix")
       ("max-words", po::value(&max_words)->default_value(max_words),
-       "longest source sentence in tokens (at least 3)");
+       "longest source sentence in tokens (at least 3)")
+      ("second-target-lang", po::value(&second_target_lang),
+       "also this target language (multilingual toy): writes SPLIT.SRC-TGT.{SRC,TGT} and "
+       "SPLIT.SRC-TGT2.{SRC,TGT2} instead of SPLIT.{SRC,TGT}")
+      ("second-target-seed", po::value(&second_target_seed),
+       "seed of the second target language's words (default: --seed + 1)");
   po::variables_map vm;
   po::store(po::command_line_parser(argc, argv).options(described).run(), vm);
   if (vm.count("help")) {
@@ -55,6 +63,22 @@ int toy_corpus_main(int argc, char** argv) {
   check_language_name("--target-lang", target_lang);
   if (source_lang == target_lang)
     throw csan::Error("option '--target-lang' must differ from '--source-lang' ('" + source_lang + "')");
+  if (!second_target_lang.empty()) {
+    check_language_name("--second-target-lang", second_target_lang);
+    const std::vector<std::pair<std::string, std::string>> names = {
+        {"--source-lang", source_lang}, {"--target-lang", target_lang}, {"--second-target-lang", second_target_lang}};
+    for (const auto& [option, name] : names)
+      if (name.find('-') != std::string::npos)
+        throw csan::Error("option '" + option + "': '" + name + "' names a language pair's files, so no '-'");
+    if (second_target_lang == source_lang || second_target_lang == target_lang)
+      throw csan::Error("option '--second-target-lang' must differ from the other languages ('" +
+                        second_target_lang + "')");
+    options.second_target_seed = vm.count("second-target-seed") ? second_target_seed : options.seed + 1;
+    if (options.second_target_seed == 0 || options.second_target_seed == options.seed)
+      throw csan::Error("option '--second-target-seed' must be non-zero and differ from --seed");
+  } else if (vm.count("second-target-seed")) {
+    throw csan::Error("option '--second-target-seed' needs --second-target-lang");
+  }
   constexpr long long kMostSentences = 10000000;  // all are held in memory
   options.train = checked_count("--train", train, 1, kMostSentences);
   options.valid = checked_count("--valid", valid, 0, kMostSentences);
@@ -62,7 +86,11 @@ int toy_corpus_main(int argc, char** argv) {
   options.max_words = checked_count("--max-words", max_words, 3, 1000);
 
   const auto corpus = csan::text::generate_toy_corpus(options);
-  csan::text::write_toy_corpus(corpus, out_dir, source_lang, target_lang);
+  if (second_target_lang.empty()) {
+    csan::text::write_toy_corpus(corpus, out_dir, source_lang, target_lang);
+  } else {
+    csan::text::write_multilingual_toy_corpus(corpus, out_dir, source_lang, target_lang, second_target_lang);
+  }
   std::fprintf(stderr, "csan-toy-corpus: wrote %s: %s\n", out_dir.c_str(),
                csan::text::describe_toy_corpus(corpus, options).c_str());
   return 0;

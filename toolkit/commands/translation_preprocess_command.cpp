@@ -15,8 +15,6 @@ namespace po = boost::program_options;
 
 namespace csan::commands {
 
-namespace {
-
 std::vector<std::string> split_commas(const std::string& list) {
   std::vector<std::string> items;
   std::stringstream in(list);
@@ -25,6 +23,25 @@ std::vector<std::string> split_commas(const std::string& list) {
     if (!item.empty()) items.push_back(item);
   return items;
 }
+
+void add_sentencepiece_options(po::options_description& options, data::PreprocessOptions& p, int64_t& spm_seed) {
+  options.add_options()("spm-model", po::value(&p.spm_model), "reuse this SentencePiece model instead of training one")(
+      "spm-vocab-size", po::value(&p.spm.vocab_size)->default_value(8000), "SentencePiece vocabulary size")(
+      "spm-model-type", po::value(&p.spm.model_type)->default_value("unigram"), "unigram | bpe | char | word")(
+      "spm-character-coverage", po::value(&p.spm.character_coverage)->default_value(1.0),
+      "characters covered by the model")("spm-input-sentence-size",
+                                         po::value(&p.spm.input_sentence_size)->default_value(0),
+                                         "train on a sample of this many sentences (0: all)")(
+      "spm-seed", po::value(&spm_seed)->default_value(1), "seed of the training sample");
+}
+
+void set_spm_seed(data::PreprocessOptions& p, int64_t spm_seed) {
+  // Read signed, so that "-1" is refused instead of wrapping to 2^64 - 1.
+  if (spm_seed < 0) throw Error::for_key("spm-seed", "must not be negative, got " + std::to_string(spm_seed));
+  p.spm.seed = static_cast<uint64_t>(spm_seed);
+}
+
+namespace {
 
 class TranslationPreprocess : public TaskCommand {
  public:
@@ -43,15 +60,7 @@ class TranslationPreprocess : public TaskCommand {
         "target-lang,t", po::value(&p_.target_lang), "target language (files PREFIX.TGT)")(
         "only-source", po::bool_switch(&p_.only_source), "monolingual data: source side only")(
         "workers", po::value(&p_.workers)->default_value(1), "threads for encoding and binarizing")(
-        "spm-model", po::value(&p_.spm_model), "reuse this SentencePiece model instead of training one")(
         "spm-per-language", po::bool_switch(&p_.spm_per_language), "train one model per language (default: joint)")(
-        "spm-vocab-size", po::value(&p_.spm.vocab_size)->default_value(8000), "SentencePiece vocabulary size")(
-        "spm-model-type", po::value(&p_.spm.model_type)->default_value("unigram"), "unigram | bpe | char | word")(
-        "spm-character-coverage", po::value(&p_.spm.character_coverage)->default_value(1.0),
-        "characters covered by the model")("spm-input-sentence-size",
-                                           po::value(&p_.spm.input_sentence_size)->default_value(0),
-                                           "train on a sample of this many sentences (0: all)")(
-        "spm-seed", po::value(&spm_seed_)->default_value(1), "seed of the training sample")(
         "joined-dictionary", po::bool_switch(&p_.joined_dictionary), "one dictionary for both languages")(
         "srcdict", po::value(&p_.srcdict), "reuse this source dictionary (dict.txt)")(
         "from-checkpoint", po::value(&p_.from_checkpoint),
@@ -68,12 +77,11 @@ class TranslationPreprocess : public TaskCommand {
         "drop training pairs with a side longer than this (tokens; 0: no limit)")(
         "max-len-ratio", po::value(&p_.filter.max_len_ratio)->default_value(0.0),
         "drop training pairs whose length ratio exceeds this (0: no limit)");
+    add_sentencepiece_options(o, p_, spm_seed_);
   }
 
   int run(const po::variables_map&, const CommandStreams& io) override {
-    // Read signed, so that "-1" is refused instead of wrapping to 2^64 - 1.
-    if (spm_seed_ < 0) throw Error::for_key("spm-seed", "must not be negative, got " + std::to_string(spm_seed_));
-    p_.spm.seed = static_cast<uint64_t>(spm_seed_);
+    set_spm_seed(p_, spm_seed_);
     p_.trainpref = split_commas(trainpref_);
     p_.validpref = split_commas(validpref_);
     p_.testpref = split_commas(testpref_);

@@ -65,13 +65,25 @@ void LanguagePairDataset::check_token_ids(int64_t src_vocab_size, const std::str
   data::check_token_ids(*tgt_, tgt_prefix_, tgt_vocab_size, tgt_dict_name);
 }
 
+std::vector<int64_t> LanguagePairDataset::source(int64_t i) const {
+  std::vector<int64_t> tokens = src_->get(i);
+  if (source_prefix_ >= 0) tokens.insert(tokens.begin(), source_prefix_);
+  return tokens;
+}
+
+void LanguagePairDataset::set_source_prefix(int64_t token) {
+  source_prefix_ = token;
+  prefixed_src_sizes_ = src_->sizes();
+  for (auto& size : prefixed_src_sizes_) ++size;
+}
+
 CollatedBatch LanguagePairDataset::collate(const Batch& batch) const {
   std::vector<std::vector<int64_t>> sources, targets;
   sources.reserve(batch.size());
   targets.reserve(batch.size());
   for (int64_t i : batch) {
-    sources.push_back(src_->get(i));
-    targets.push_back(tgt_->get(i));
+    sources.push_back(source(i));
+    targets.push_back(target(i));
   }
   return collate_pairs(batch, sources, targets, pad_, eos_);
 }

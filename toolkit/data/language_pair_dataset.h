@@ -43,9 +43,17 @@ class LanguagePairDataset {
                       const std::string& tgt_lang, int64_t pad_index, int64_t eos_index);
 
   size_t size() const { return src_->size(); }
-  const std::vector<int32_t>& src_sizes() const { return src_->sizes(); }
+  const std::vector<int32_t>& src_sizes() const { return source_prefix_ < 0 ? src_->sizes() : prefixed_src_sizes_; }
   const std::vector<int32_t>& tgt_sizes() const { return tgt_->sizes(); }
   CollatedBatch collate(const Batch& batch) const;
+  // Record i's token ids (the source with its prefix, if any).
+  std::vector<int64_t> source(int64_t i) const;
+  std::vector<int64_t> target(int64_t i) const { return tgt_->get(i); }
+  // Puts `token` before every source sentence from now on (a multilingual model's
+  // target-language token, fairseq's --encoder-langtok tgt); the source sizes count it.
+  void set_source_prefix(int64_t token);
+  // The decoder's first input (the eos_index given: </s>, <pad> or a language token).
+  int64_t decoder_start() const { return eos_; }
   // Throws csan::Error naming the file, record and id at the first token id outside its
   // side's dictionary (sizes and names of the source and target dictionaries).
   void check_token_ids(int64_t src_vocab_size, const std::string& src_dict_name, int64_t tgt_vocab_size,
@@ -55,6 +63,8 @@ class LanguagePairDataset {
   std::string src_prefix_, tgt_prefix_;
   std::unique_ptr<MMapIndexedDataset> src_, tgt_;
   int64_t pad_, eos_;
+  int64_t source_prefix_ = -1;  // -1: none
+  std::vector<int32_t> prefixed_src_sizes_;
 };
 
 // Collation on token lists already in memory (what LanguagePairDataset uses; tests call it).

@@ -28,8 +28,8 @@ BatchTranslator::BatchTranslator(const LoadedEnsemble& ensemble, const SearchOpt
 
 std::unique_ptr<SequenceGenerator> BatchTranslator::make_generator() const {
   const auto& d = ensemble_.tgt_dict;
-  return std::make_unique<SequenceGenerator>(ensemble_.models, search_,
-                                             SpecialTokens{d.bos(), d.pad(), d.eos(), d.unk()});
+  return std::make_unique<SequenceGenerator>(
+      ensemble_.models, search_, SpecialTokens{d.bos(), d.pad(), d.eos(), d.unk(), ensemble_.decoder_start});
 }
 
 std::vector<std::vector<Hypothesis>> BatchTranslator::translate(const std::vector<SourceSentence>& sentences) {

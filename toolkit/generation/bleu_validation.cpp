@@ -81,9 +81,12 @@ std::vector<double> BleuValidation::statistics(models::EncoderDecoderModel& mode
                                                const std::vector<data::Batch>& batches) {
   // The trainer owns the model; the generator only borrows it for this call.
   std::shared_ptr<models::EncoderDecoderModel> borrowed(&model, [](models::EncoderDecoderModel*) {});
-  SequenceGenerator generator({borrowed}, search_,
-                              SpecialTokens{tgt_dict_.bos(), tgt_dict_.pad(), tgt_dict_.eos(), tgt_dict_.unk()});
   const int64_t pad = tgt_dict_.pad(), eos = tgt_dict_.eos();
+  // A multilingual model's target-language token starts the decoder as in training.
+  const int64_t start = valid_.decoder_start();
+  SequenceGenerator generator(
+      {borrowed}, search_,
+      SpecialTokens{tgt_dict_.bos(), pad, eos, tgt_dict_.unk(), start == eos || start == pad ? -1 : start});
   const int64_t max_source = model.max_source_positions();
   std::vector<std::string> hypotheses, references;  // of the whole shard, in batch order
   for (const auto& batch : batches) {

@@ -24,6 +24,11 @@ struct LoadedEnsemble {
   // "marian": output text as transformers' MarianTokenizer decodes it (TextCodec's marian_text;
   // csan-import --marian sets it); "": SentencePiece's.
   std::string detokenizer;
+  // A multilingual model's target-language token (the multilingual_translation task sets
+  // them for --target-lang): put before every source sentence, or the decoder's first
+  // input instead of the model's own. -1: none.
+  int64_t source_prefix = -1;
+  int64_t decoder_start = -1;
 
   bool sentencepiece() const { return !spm_model.empty(); }
 };

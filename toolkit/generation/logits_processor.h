@@ -15,6 +15,9 @@ namespace csan::generation {
 
 struct SpecialTokens {
   int64_t bos = 0, pad = 1, eos = 2, unk = 3;
+  // The decoder's first input when it is not the model's own (</s>, or <pad> under
+  // model.decoder_start): a multilingual model's target-language token; -1: the model's.
+  int64_t decoder_start = -1;
 };
 
 // Where target ids sit among a step's score columns: each id in its own column, or

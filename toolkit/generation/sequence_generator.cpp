@@ -37,6 +37,7 @@ double best_candidate(const at::TensorAccessor<double, 3>& h, int64_t i, int64_t
 
 int64_t start_token(const std::vector<std::shared_ptr<models::EncoderDecoderModel>>& models,
                     const SpecialTokens& special) {
+  if (special.decoder_start >= 0) return special.decoder_start;
   const bool pad = !models.empty() && models.front()->decoder_starts_with_pad();
   for (const auto& m : models)
     if (m->decoder_starts_with_pad() != pad)

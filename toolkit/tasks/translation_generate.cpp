@@ -135,7 +135,8 @@ generation::LoadedEnsemble load_translation_ensemble(const std::vector<std::stri
                 : loading::load_model(paths[0], describe_model, device, use_ema);
     if (i == 0) {
       first_meta = loaded.meta;
-      if (first_meta.task != "translation")
+      // A multilingual model is a translation model over one joint dictionary.
+      if (first_meta.task != "translation" && first_meta.task != "multilingual_translation")
         throw Error(paths[0] + ": a " + first_meta.task + " checkpoint, not a translation one");
       ensemble.src_lang = first_meta.get("src_lang");
       ensemble.tgt_lang = first_meta.get("tgt_lang");

@@ -229,6 +229,7 @@ GenerateSummary translate(const GenerateOptions& options, const LoadedEnsemble& 
     const int64_t pad = ensemble.tgt_dict.pad();
     const int64_t decoder_start = ensemble.models.front()->decoder_starts_with_pad() ? pad : eos;
     data::LanguagePairDataset dataset(dir, options.gen_subset, src_lang, tgt_lang, pad, decoder_start);
+    if (ensemble.source_prefix >= 0) dataset.set_source_prefix(ensemble.source_prefix);
     dataset.check_token_ids(ensemble.src_dict.size(), dir + "/dict." + src_lang + ".txt", ensemble.tgt_dict.size(),
                             dir + "/dict." + tgt_lang + ".txt");
     std::vector<int64_t> all(dataset.size());
@@ -267,9 +268,12 @@ GenerateSummary translate(const GenerateOptions& options, const LoadedEnsemble& 
     for (int64_t id = 0; std::getline(in, line); ++id) {
       Pending p;
       p.id = id;
-      EncodedLine encoded = source_codec.encode(line, origin, static_cast<long>(id + 1), max_source);
+      // A source prefix (a multilingual model's language token) takes one of the positions.
+      const bool prefixed = ensemble.source_prefix >= 0;
+      EncodedLine encoded = source_codec.encode(line, origin, static_cast<long>(id + 1), max_source - prefixed);
       if (encoded.truncated()) note_truncation(origin + ":" + std::to_string(id + 1), encoded.full_length);
       p.src = std::move(encoded.ids);
+      if (prefixed && p.src.size() > 1) p.src.insert(p.src.begin(), ensemble.source_prefix);
       p.source_text = line;
       chunk.push_back(std::move(p));
       if (static_cast<int64_t>(chunk.size()) >= buffer) {

@@ -10,6 +10,7 @@
 #include "toolkit/generation/bleu_validation.h"
 #include "toolkit/models/encoder_decoder_model.h"
 #include "toolkit/tasks/task_registry.h"
+#include "toolkit/tasks/translation_dataset.h"
 #include "toolkit/tasks/translation_generate.h"
 #include "toolkit/training/criterion.h"
 
@@ -55,73 +56,6 @@ std::pair<std::string, std::string> languages(const TranslationOptions& o, const
   return found[0];
 }
 
-std::string read_if_exists(const std::string& path) { return fs::exists(path) ? read_file(path) : std::string(); }
-
-// Positions a model has for each side (0: no limit, for archs without these keys).
-struct PositionLimits {
-  int64_t source = 0, target = 0;
-  static PositionLimits of(const core::Config& cfg) {
-    auto limit = [&](const char* key) { return cfg.has(key) ? cfg.get<int64_t>(key) : int64_t{0}; };
-    return {limit("model.max_source_positions"), limit("model.max_target_positions")};
-  }
-  bool fits(int32_t src, int32_t tgt) const { return (source == 0 || src <= source) && (target == 0 || tgt <= target); }
-};
-
-class TranslationDataset : public training::TaskDataset {
- public:
-  // Checks every token id against the dictionaries: an id past the end would index past an
-  // embedding table in the middle of training. Pairs longer than the model's positions
-  // are left out of a training split (counted, as fairseq filters by size) and are an
-  // error naming the record in any other split.
-  TranslationDataset(const std::string& dir, const std::string& split, const std::string& src, const std::string& tgt,
-                     int64_t pad, int64_t decoder_start, const text::Dictionary& src_dict,
-                     const text::Dictionary& tgt_dict, const PositionLimits& limits, bool skip_too_long)
-      : pairs_(dir, split, src, tgt, pad, decoder_start) {
-    pairs_.check_token_ids(src_dict.size(), dir + "/dict." + src + ".txt", tgt_dict.size(),
-                           dir + "/dict." + tgt + ".txt");
-    const auto &all_src = pairs_.src_sizes(), &all_tgt = pairs_.tgt_sizes();
-    for (size_t i = 0; i < all_src.size(); ++i) {
-      if (limits.fits(all_src[i], all_tgt[i])) continue;
-      if (!skip_too_long)
-        throw Error(dir + "/" + split + "." + src + "-" + tgt + ": pair " + std::to_string(i) + " has " +
-                    std::to_string(all_src[i]) + " source and " + std::to_string(all_tgt[i]) +
-                    " target tokens, more than the model's positions (model.max_source_positions " +
-                    std::to_string(limits.source) + ", model.max_target_positions " + std::to_string(limits.target) +
-                    ")");
-      ++skipped_;
-    }
-    if (skipped_ == 0) return;
-    for (size_t i = 0; i < all_src.size(); ++i) {
-      if (!limits.fits(all_src[i], all_tgt[i])) continue;
-      kept_.push_back(static_cast<int64_t>(i));
-      src_sizes_.push_back(all_src[i]);
-      tgt_sizes_.push_back(all_tgt[i]);
-    }
-    if (kept_.empty())
-      throw Error(dir + "/" + split + "." + src + "-" + tgt + ": every pair is longer than the model's positions " +
-                  "(model.max_source_positions " + std::to_string(limits.source) + ", model.max_target_positions " +
-                  std::to_string(limits.target) + ")");
-  }
-
-  size_t size() const override { return skipped_ ? kept_.size() : pairs_.size(); }
-  const std::vector<int32_t>& source_sizes() const override { return skipped_ ? src_sizes_ : pairs_.src_sizes(); }
-  const std::vector<int32_t>& target_sizes() const override { return skipped_ ? tgt_sizes_ : pairs_.tgt_sizes(); }
-  training::TensorBatch collate(const data::Batch& batch) const override {
-    if (!skipped_) return translation_batch(pairs_.collate(batch));
-    data::Batch stored;
-    for (int64_t i : batch) stored.push_back(kept_[static_cast<size_t>(i)]);
-    return translation_batch(pairs_.collate(stored));
-  }
-  const data::LanguagePairDataset& pairs() const { return pairs_; }
-  size_t skipped() const { return skipped_; }
-
- private:
-  data::LanguagePairDataset pairs_;
-  size_t skipped_ = 0;
-  std::vector<int64_t> kept_;  // stored index of each kept pair (when some were skipped)
-  std::vector<int32_t> src_sizes_, tgt_sizes_;
-};
-
 class BleuValidator : public training::Validator {
  public:
   BleuValidator(const generation::BleuValidationOptions& options, const data::LanguagePairDataset& valid,
@@ -164,13 +98,11 @@ class TranslationTask : public training::Task {
         cfg.has("model.decoder_start") && cfg.get<std::string>("model.decoder_start") == "pad" ? pad : tgt_dict_.eos();
     const PositionLimits limits = PositionLimits::of(cfg);
     train_ = std::make_unique<TranslationDataset>(data_dir_, train_subset, src_lang_, tgt_lang_, pad, decoder_start,
-                                                  src_dict_,
-                                                  tgt_dict_, limits, /*skip_too_long=*/true);
+                                                  src_dict_, tgt_dict_, limits, /*skip_too_long=*/true);
     if (!cfg.get<bool>("dataset.disable_validation") &&
         fs::exists(data_dir_ + "/" + valid_subset_ + "." + src_lang_ + "-" + tgt_lang_ + "." + src_lang_ + ".idx"))
       valid_ = std::make_unique<TranslationDataset>(data_dir_, valid_subset_, src_lang_, tgt_lang_, pad, decoder_start,
-                                                    src_dict_,
-                                                    tgt_dict_, limits, /*skip_too_long=*/false);
+                                                    src_dict_, tgt_dict_, limits, /*skip_too_long=*/false);
   }
 
   std::string name() const override { return "translation"; }

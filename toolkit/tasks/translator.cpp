@@ -46,6 +46,10 @@ Translator::Translator(const TranslatorOptions& options, std::ostream& log) {
   if (options.threads < 0) throw Error("threads: must not be negative (0: leave LibTorch's count as it is)", ErrorKind::bad_option);
   if (options.threads > 0) nn::use_compute_threads(options.threads, "threads");
   checkpoint::CheckpointReader first(options.paths[0]);
+  // Its language token would be missing: translations in whichever language came first.
+  if (first.meta().task == "multilingual_translation")
+    throw Error(options.paths[0] + ": a multilingual checkpoint (pairs " + first.meta().get("lang_pairs") +
+                "): translate it with csan-generate --source-lang --target-lang");
   DecodingModels loaded = load_for_decoding(options.paths, options.precision, cpu, first, log);
   ensemble_ = std::move(loaded.ensemble);
   precision_ = loaded.precision;

@@ -60,11 +60,14 @@ ToyCorpus generate_toy_corpus(const ToyCorpusOptions& options) {
     throw Error("toy corpus: max_words must be at least " + std::to_string(kShortestSentence) + ", got " +
                 std::to_string(options.max_words));
   const ToyLexicon lexicon = ToyLexicon::generate(options.seed);
+  const ToyLexicon second = options.second_target_seed == 0
+                                ? ToyLexicon()
+                                : lexicon.with_targets_of(ToyLexicon::generate(options.second_target_seed));
   core::SplitMix64 random = core::SplitMix64(options.seed ^ 0x746f792d73656e74ULL).fork(0);  // "toy-sent"
   std::unordered_set<std::string> used;  // source sentences already in some split
 
   auto draw_split = [&](const std::string& name, size_t count) {
-    ToySplit split{name, {}, {}};
+    ToySplit split{name, {}, {}, {}};
     size_t fruitless = 0;
     while (split.source.size() < count) {
       ToySentence sentence = sample_toy_sentence(lexicon, random);
@@ -81,6 +84,8 @@ ToyCorpus generate_toy_corpus(const ToyCorpusOptions& options) {
       fruitless = 0;
       split.source.push_back(std::move(line));
       split.target.push_back(join_tokens(render_toy_target(lexicon, sentence)));
+      if (options.second_target_seed != 0)
+        split.second_target.push_back(join_tokens(render_toy_target(second, sentence)));
     }
     return split;
   };
@@ -104,20 +109,44 @@ ToyCorpus generate_toy_corpus(const ToyCorpusOptions& options) {
   return corpus;
 }
 
-void write_toy_corpus(const ToyCorpus& corpus, const std::string& dir, const std::string& source_lang,
-                      const std::string& target_lang) {
+namespace {
+
+void create_output_directory(const std::string& dir) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error || !std::filesystem::is_directory(dir))
     throw Error::at(dir, 0, "cannot create output directory" + (error ? ": " + error.message() : std::string()));
-  auto write_lines = [](const std::string& path, const std::vector<std::string>& lines) {
-    AtomicFile file(path);
-    for (const auto& line : lines) {
-      file.write(line);
-      file.write("\n");
-    }
-    file.commit();
-  };
+}
+
+void write_lines(const std::string& path, const std::vector<std::string>& lines) {
+  AtomicFile file(path);
+  for (const auto& line : lines) {
+    file.write(line);
+    file.write("\n");
+  }
+  file.commit();
+}
+
+}  // namespace
+
+void write_multilingual_toy_corpus(const ToyCorpus& corpus, const std::string& dir, const std::string& source_lang,
+                                   const std::string& target_lang, const std::string& second_target_lang) {
+  create_output_directory(dir);
+  for (const auto& split : corpus.splits) {
+    if (split.second_target.size() != split.source.size())
+      throw Error("toy corpus: no second target language (generate it with a second target seed)");
+    const std::string first = dir + "/" + split.name + "." + source_lang + "-" + target_lang + ".";
+    const std::string other = dir + "/" + split.name + "." + source_lang + "-" + second_target_lang + ".";
+    write_lines(first + source_lang, split.source);
+    write_lines(first + target_lang, split.target);
+    write_lines(other + source_lang, split.source);
+    write_lines(other + second_target_lang, split.second_target);
+  }
+}
+
+void write_toy_corpus(const ToyCorpus& corpus, const std::string& dir, const std::string& source_lang,
+                      const std::string& target_lang) {
+  create_output_directory(dir);
   for (const auto& split : corpus.splits) {
     write_lines(dir + "/" + split.name + "." + source_lang, split.source);
     write_lines(dir + "/" + split.name + "." + target_lang, split.target);

@@ -61,12 +61,17 @@ struct ToyCorpusOptions {
   size_t test = 500;
   uint64_t seed = 1;
   size_t max_words = 20;  // longest source sentence, in tokens (punctuation included)
+  // Non-zero: also a second target language, the same source sentences rendered with the
+  // target words of the lexicon of this seed (the multilingual toy: source -> target,
+  // target -> source, source -> second target). The sentences are those without it.
+  uint64_t second_target_seed = 0;
 };
 
 struct ToySplit {
   std::string name;  // "train", "valid" or "test"
   std::vector<std::string> source;
   std::vector<std::string> target;
+  std::vector<std::string> second_target;  // with second_target_seed
 };
 
 struct ToyCorpus {
@@ -85,6 +90,12 @@ ToyCorpus generate_toy_corpus(const ToyCorpusOptions& options);
 // creates DIR if needed. Throws csan::Error naming the path on failure.
 void write_toy_corpus(const ToyCorpus& corpus, const std::string& dir, const std::string& source_lang,
                       const std::string& target_lang);
+
+// The multilingual toy: DIR/SPLIT.SRC-TGT.{SRC,TGT} and DIR/SPLIT.SRC-TGT2.{SRC,TGT2}
+// (csan-preprocess --task multilingual_translation's layout; TGT-SRC reads the first
+// pair's files). Needs a corpus generated with second_target_seed.
+void write_multilingual_toy_corpus(const ToyCorpus& corpus, const std::string& dir, const std::string& source_lang,
+                                   const std::string& target_lang, const std::string& second_target_lang);
 
 // One line for the log: sizes, vocabulary, mean lengths and the split overlap.
 std::string describe_toy_corpus(const ToyCorpus& corpus, const ToyCorpusOptions& options);

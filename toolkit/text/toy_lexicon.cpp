@@ -159,6 +159,32 @@ std::string ToyLexicon::source_noun(size_t noun, bool plural) const {
   return plural ? nouns.at(noun).source + kToySourcePlural : nouns.at(noun).source;
 }
 
+ToyLexicon ToyLexicon::with_targets_of(const ToyLexicon& other) const {
+  ToyLexicon out = *this;
+  for (size_t i = 0; i < out.nouns.size(); ++i) {
+    out.nouns[i].target_modifier = other.nouns[i].target_modifier;
+    out.nouns[i].target = other.nouns[i].target;
+    out.nouns[i].gender = other.nouns[i].gender;
+  }
+  for (size_t i = 0; i < out.verbs.size(); ++i) {
+    out.verbs[i].target_noun = other.verbs[i].target_noun;
+    out.verbs[i].target = other.verbs[i].target;
+  }
+  for (size_t i = 0; i < out.phrasal_verbs.size(); ++i) out.phrasal_verbs[i].target = other.phrasal_verbs[i].target;
+  auto copy_targets = [](std::vector<ToyWordPair>& to, const std::vector<ToyWordPair>& from) {
+    for (size_t i = 0; i < to.size(); ++i) to[i].target = from[i].target;
+  };
+  copy_targets(out.adjectives, other.adjectives);
+  copy_targets(out.determiners, other.determiners);
+  copy_targets(out.pronouns, other.pronouns);
+  copy_targets(out.prepositions, other.prepositions);
+  copy_targets(out.adverbials, other.adverbials);
+  copy_targets(out.conjunctions, other.conjunctions);
+  out.light_verb = other.light_verb;
+  out.question_particle = other.question_particle;
+  return out;
+}
+
 std::string ToyLexicon::target_noun(size_t noun, bool plural) const {
   const ToyNoun& n = nouns.at(noun);
   return plural ? n.target + kToyNounPluralEndings[static_cast<size_t>(n.gender)] : n.target;

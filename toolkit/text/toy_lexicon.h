@@ -69,6 +69,10 @@ struct ToyLexicon {
   // Draws every stem from `seed`; all surface forms of a language are distinct, so a
   // source sentence has exactly one reading.
   static ToyLexicon generate(uint64_t seed);
+  // This lexicon's source side with the target side of `other` (same entry counts): the
+  // toy corpus's second target language (another seed's target words, genders and
+  // light-verb constructions for the same source sentences).
+  ToyLexicon with_targets_of(const ToyLexicon& other) const;
 
   // Inflected target forms.
   std::string target_noun(size_t noun, bool plural) const;
