@@ -15,7 +15,7 @@ namespace csan::foreign {
 
 namespace {
 
-void refuse_unexpressible(const ExportedModel& m) {
+void refuse_what_fairseq_lacks(const ExportedModel& m) {
   const auto& o = m.options;
   auto refuse = [&](const std::string& option) {
     throw Error(m.path + ": " + option + ": fairseq's transformer cannot express it", ErrorKind::bad_input);
@@ -87,7 +87,7 @@ PicklePtr checkpoint_state(const ExportedModel& m) {
 void export_fairseq(const std::string& checkpoint, const std::string& out, bool replace) {
   check_export_directory(out, replace);
   const ExportedModel m = read_exported_model(checkpoint, "fairseq");
-  refuse_unexpressible(m);
+  refuse_what_fairseq_lacks(m);
   if (m.src_lang == m.tgt_lang)
     throw Error(checkpoint + ": source and target language are both '" + m.src_lang +
                     "': fairseq's dict.<lang>.txt files need two names",

@@ -20,9 +20,9 @@ namespace {
 using json = nlohmann::json;
 
 // csan-import --marian's logits bias for a <s> the Marian model did not have.
-constexpr double kAbsentTokenBias = -100.0;
+constexpr double kImportedBosBias = -100.0;
 
-void refuse_unexpressible(const ExportedModel& m) {
+void refuse_what_marian_lacks(const ExportedModel& m) {
   const auto& o = m.options;
   auto refuse = [&](const std::string& option, const std::string& why) {
     throw Error(m.path + ": " + option + ": MarianMT cannot express it (" + why +
@@ -88,13 +88,13 @@ void write_json(const fs::path& path, const json& value) { write_file_atomically
 void export_marian(const std::string& checkpoint, const std::string& out, bool replace) {
   check_export_directory(out, replace);
   const ExportedModel m = read_exported_model(checkpoint, "MarianMT");
-  refuse_unexpressible(m);
+  refuse_what_marian_lacks(m);
   const text::Dictionary dict = text::Dictionary::parse(m.src_dict, checkpoint + " (src_dict)");
   const torch::Tensor& shared = m.weights.at("encoder.embed_tokens.weight");
   const int64_t csan_vocab = shared.size(0);
   const torch::Tensor bias = m.options.final_logits_bias ? m.weights.at("decoder.final_logits_bias")
                                                          : torch::zeros({csan_vocab}, torch::kFloat);
-  const bool bos_placeholder = bias[dict.bos()].item<double>() <= kAbsentTokenBias + 1 &&
+  const bool bos_placeholder = bias[dict.bos()].item<double>() <= kImportedBosBias + 1 &&
                                shared[dict.bos()].eq(0).all().item<bool>();
 
   // Marian id -> csan id, and vocab.json.

@@ -166,7 +166,7 @@ class Pickler {
   std::map<const void*, std::string> storage_keys_;
 };
 
-PicklePtr make(Kind kind) {
+PicklePtr new_value(Kind kind) {
   auto v = std::make_shared<PickleValue>();
   v->kind = kind;
   return v;
@@ -180,45 +180,45 @@ std::vector<std::pair<PicklePtr, PicklePtr>> keyed(std::vector<std::pair<std::st
 
 }  // namespace
 
-PicklePtr pickle_none() { return make(Kind::none); }
+PicklePtr pickle_none() { return new_value(Kind::none); }
 PicklePtr pickle_bool(bool value) {
-  auto v = make(Kind::boolean);
+  auto v = new_value(Kind::boolean);
   v->boolean = value;
   return v;
 }
 PicklePtr pickle_int(int64_t value) {
-  auto v = make(Kind::integer);
+  auto v = new_value(Kind::integer);
   v->integer = value;
   return v;
 }
 PicklePtr pickle_float(double value) {
-  auto v = make(Kind::floating);
+  auto v = new_value(Kind::floating);
   v->floating = value;
   return v;
 }
 PicklePtr pickle_string(std::string value) {
-  auto v = make(Kind::string);
+  auto v = new_value(Kind::string);
   v->text = std::move(value);
   return v;
 }
 PicklePtr pickle_list(std::vector<PicklePtr> items) {
-  auto v = make(Kind::list);
+  auto v = new_value(Kind::list);
   v->items = std::move(items);
   return v;
 }
 PicklePtr pickle_dict(std::vector<std::pair<std::string, PicklePtr>> entries) {
-  auto v = make(Kind::dict);
+  auto v = new_value(Kind::dict);
   v->entries = keyed(std::move(entries));
   return v;
 }
 PicklePtr pickle_namespace(std::vector<std::pair<std::string, PicklePtr>> attributes) {
-  auto v = make(Kind::object);
+  auto v = new_value(Kind::object);
   v->text = kNamespaceClass;
   v->entries = keyed(std::move(attributes));
   return v;
 }
 PicklePtr pickle_tensor(torch::Tensor tensor) {
-  auto v = make(Kind::tensor);
+  auto v = new_value(Kind::tensor);
   v->tensor = std::move(tensor);
   return v;
 }

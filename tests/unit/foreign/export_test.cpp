@@ -24,8 +24,7 @@
 #include "toolkit/tasks/recipe.h"
 
 namespace fs = std::filesystem;
-using namespace csan::foreign;
-
+namespace csan::foreign {
 namespace {
 
 const std::string kInterop = std::string(CSAN_SOURCE_DIR) + "/tests/data/interop";
@@ -82,7 +81,7 @@ void expect_same_checkpoint(const std::string& a, const std::string& b) {
   expect_same_tensors(xs, ys);
 }
 
-std::string slurp(const std::string& path) { return csan::read_file(path); }
+std::string file_text(const std::string& path) { return csan::read_file(path); }
 
 // The message of the csan::Error `body` throws ("" if none).
 std::string error_of(const std::function<void()>& body) {
@@ -151,9 +150,9 @@ TEST_P(FairseqExport, ImportThenExportGivesTheFixtureBack) {
     EXPECT_EQ(model.find(key)->boolean, want.find(key)->boolean) << key;
   EXPECT_EQ(model.find("activation_fn")->text, want.find("activation_fn")->text);
   EXPECT_EQ(exported->find("cfg")->find("task")->find("source_lang")->text, "en");
-  for (const char* file : {"dict.en.txt", "dict.de.txt"}) EXPECT_EQ(slurp(at("out/") + file), slurp(fixture + "/" + file));
-  EXPECT_EQ(slurp(at("out/spm.en.model")), slurp(kInterop + "/spm/en.model"));
-  EXPECT_EQ(slurp(at("out/spm.de.model")), slurp(kInterop + "/spm/de.model"));
+  for (const char* file : {"dict.en.txt", "dict.de.txt"}) EXPECT_EQ(file_text(at("out/") + file), file_text(fixture + "/" + file));
+  EXPECT_EQ(file_text(at("out/spm.en.model")), file_text(kInterop + "/spm/en.model"));
+  EXPECT_EQ(file_text(at("out/spm.de.model")), file_text(kInterop + "/spm/de.model"));
 
   FairseqImportOptions again;
   again.checkpoint = at("out/checkpoint.pt");
@@ -172,19 +171,19 @@ TEST_F(Export, MarianImportThenExportGivesTheFixtureBack) {
   import_marian({fixture, "", ""}, at("imported.pt"));
   export_marian(at("imported.pt"), at("out"), false);
   expect_same_tensors(safetensors_of(at("out/model.safetensors")), safetensors_of(fixture + "/model.safetensors"));
-  EXPECT_EQ(nlohmann::json::parse(slurp(at("out/vocab.json"))), nlohmann::json::parse(slurp(fixture + "/vocab.json")));
-  const auto config = nlohmann::json::parse(slurp(at("out/config.json")));
-  auto want = nlohmann::json::parse(slurp(fixture + "/config.json"));
+  EXPECT_EQ(nlohmann::json::parse(file_text(at("out/vocab.json"))), nlohmann::json::parse(file_text(fixture + "/vocab.json")));
+  const auto config = nlohmann::json::parse(file_text(at("out/config.json")));
+  auto want = nlohmann::json::parse(file_text(fixture + "/config.json"));
   for (const char* mine_only : {"tie_word_embeddings"}) EXPECT_TRUE(config.contains(mine_only));
   for (const char* theirs_only : {"transformers_version", "init_std"}) want.erase(theirs_only);
   for (const auto& [key, value] : want.items()) EXPECT_EQ(config.value(key, nlohmann::json()), value) << key;
-  const auto generation = nlohmann::json::parse(slurp(at("out/generation_config.json")));
-  auto want_generation = nlohmann::json::parse(slurp(fixture + "/generation_config.json"));
+  const auto generation = nlohmann::json::parse(file_text(at("out/generation_config.json")));
+  auto want_generation = nlohmann::json::parse(file_text(fixture + "/generation_config.json"));
   want_generation.erase("transformers_version");
   EXPECT_EQ(generation, want_generation);
-  EXPECT_EQ(slurp(at("out/source.spm")), slurp(fixture + "/source.spm"));
-  EXPECT_EQ(slurp(at("out/target.spm")), slurp(fixture + "/target.spm"));
-  const auto tokenizer = nlohmann::json::parse(slurp(at("out/tokenizer_config.json")));
+  EXPECT_EQ(file_text(at("out/source.spm")), file_text(fixture + "/source.spm"));
+  EXPECT_EQ(file_text(at("out/target.spm")), file_text(fixture + "/target.spm"));
+  const auto tokenizer = nlohmann::json::parse(file_text(at("out/tokenizer_config.json")));
   EXPECT_EQ(tokenizer["source_lang"], "en");
   EXPECT_EQ(tokenizer["tokenizer_class"], "MarianTokenizer");
 
@@ -229,7 +228,7 @@ TEST_F(Export, AnExistingFolderIsReplacedOnlyWithForce) {
   EXPECT_NE(error.find(at("out") + ": exists and is not empty (nothing written; --force replaces it)"),
             std::string::npos)
       << error;
-  EXPECT_EQ(slurp(at("out/keep.txt")), "mine");
+  EXPECT_EQ(file_text(at("out/keep.txt")), "mine");
   EXPECT_FALSE(fs::exists(at("out/config.json")));
   std::ofstream(at("file")) << "x";
   EXPECT_NE(error_of([&] { export_marian(at("marian.pt"), at("file"), true); }).find("exists and is not a folder"),
@@ -245,3 +244,4 @@ TEST_F(Export, AnExistingFolderIsReplacedOnlyWithForce) {
 }
 
 }  // namespace
+}  // namespace csan::foreign
