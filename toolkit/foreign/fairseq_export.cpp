@@ -23,7 +23,8 @@ void refuse_what_fairseq_lacks(const ExportedModel& m) {
   if (!o.learned_pos && o.sinusoidal_layout != "fairseq")
     refuse("model.sinusoidal_layout " + o.sinusoidal_layout + " (fairseq has its own sinusoidal table only)");
   if (o.final_logits_bias) refuse("model.final_logits_bias true (a bias on the output logits)");
-  if (o.decoder_start != "eos") refuse("model.decoder_start " + o.decoder_start + " (fairseq's decoder starts from </s>)");
+  if (o.decoder_start != "eos")
+    refuse("model.decoder_start " + o.decoder_start + " (fairseq's decoder starts from </s>)");
 }
 
 // cfg["model"]: FORMATS.md 6(a)'s keys plus what CTranslate2's converter reads (6(b)).
@@ -32,12 +33,9 @@ PicklePtr model_settings(const ExportedModel& m) {
   const auto& l = o.layer;
   const bool tied_output = o.share_all_embeddings || o.share_decoder_input_output_embed;
   std::vector<std::pair<std::string, PicklePtr>> a = {
-      {"_name", pickle_string("transformer")},
-      {"arch", pickle_string("transformer")},
-      {"task", pickle_string("translation")},
-      {"data", pickle_string(".")},
-      {"source_lang", pickle_string(m.src_lang)},
-      {"target_lang", pickle_string(m.tgt_lang)}};
+      {"_name", pickle_string("transformer")},    {"arch", pickle_string("transformer")},
+      {"task", pickle_string("translation")},     {"data", pickle_string(".")},
+      {"source_lang", pickle_string(m.src_lang)}, {"target_lang", pickle_string(m.tgt_lang)}};
   for (const std::string side : {"encoder", "decoder"}) {
     a.emplace_back(side + "_embed_dim", pickle_int(l.embed_dim));
     a.emplace_back(side + "_ffn_embed_dim", pickle_int(l.ffn_dim));

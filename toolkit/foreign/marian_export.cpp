@@ -94,8 +94,8 @@ void export_marian(const std::string& checkpoint, const std::string& out, bool r
   const int64_t csan_vocab = shared.size(0);
   const torch::Tensor bias = m.options.final_logits_bias ? m.weights.at("decoder.final_logits_bias")
                                                          : torch::zeros({csan_vocab}, torch::kFloat);
-  const bool bos_placeholder = bias[dict.bos()].item<double>() <= kImportedBosBias + 1 &&
-                               shared[dict.bos()].eq(0).all().item<bool>();
+  const bool bos_placeholder =
+      bias[dict.bos()].item<double>() <= kImportedBosBias + 1 && shared[dict.bos()].eq(0).all().item<bool>();
 
   // Marian id -> csan id, and vocab.json.
   std::vector<int64_t> csan_of_marian = {dict.eos(), dict.unk()};

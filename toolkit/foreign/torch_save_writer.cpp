@@ -17,9 +17,9 @@ using Kind = PickleValue::Kind;
 
 // Pickle protocol 2 opcodes (Python's Lib/pickle.py).
 constexpr char kProto = '\x80', kStop = '.', kNone = 'N', kTrue = '\x88', kFalse = '\x89', kBinInt = 'J',
-               kLong1 = '\x8a', kBinFloat = 'G', kBinUnicode = 'X', kEmptyList = ']', kAppends = 'e',
-               kEmptyDict = '}', kSetItems = 'u', kEmptyTuple = ')', kMark = '(', kTuple = 't', kGlobal = 'c',
-               kReduce = 'R', kNewObj = '\x81', kBuild = 'b', kBinPersId = 'Q';
+               kLong1 = '\x8a', kBinFloat = 'G', kBinUnicode = 'X', kEmptyList = ']', kAppends = 'e', kEmptyDict = '}',
+               kSetItems = 'u', kEmptyTuple = ')', kMark = '(', kTuple = 't', kGlobal = 'c', kReduce = 'R',
+               kNewObj = '\x81', kBuild = 'b', kBinPersId = 'Q';
 
 const char* const kNamespaceClass = "argparse Namespace";
 
