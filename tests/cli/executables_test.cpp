@@ -16,7 +16,7 @@ struct Program {
 
 std::vector<Program> programs() {
   std::vector<Program> all;
-  for (const char* name : {"csan-preprocess", "csan-train", "csan-generate", "csan-score"})
+  for (const char* name : {"csan-preprocess", "csan-train", "csan-generate", "csan-score", "csan-export"})
     all.push_back({name, csan::testing::bin(name)});
   for (const char* name :
        {"csan-toy-corpus", "csan-toy-treebank", "average-checkpoints", "convert-checkpoint", "build-shortlist"})

@@ -84,4 +84,27 @@ std::map<std::string, torch::Tensor> fairseq_to_csan_names(const std::map<std::s
   return out;
 }
 
+std::map<std::string, torch::Tensor> csan_to_fairseq_names(const std::map<std::string, torch::Tensor>& csan,
+                                                           const FairseqTying& tying) {
+  std::map<std::string, torch::Tensor> out;
+  static const std::regex fused(R"((.*)\.in_proj_(weight|bias))");
+  for (const auto& [name, tensor] : csan) {
+    std::smatch m;
+    if (std::regex_match(name, m, fused)) {
+      const auto parts = tensor.chunk(3, 0);
+      for (int i = 0; i < 3; ++i) out[m[1].str() + "." + "qkv"[i] + "_proj." + m[2].str()] = parts[i];
+      continue;
+    }
+    if (name == "decoder.output_projection") {
+      out["decoder.output_projection.weight"] = tensor;
+      continue;
+    }
+    out[replace_once(replace_once(name, ".ffn.fc1.", ".fc1."), ".ffn.fc2.", ".fc2.")] = tensor;
+  }
+  if (tying.share_all_embeddings) out["decoder.embed_tokens.weight"] = out.at("encoder.embed_tokens.weight");
+  if (tying.share_all_embeddings || tying.share_decoder_input_output_embed)
+    out["decoder.output_projection.weight"] = out.at("decoder.embed_tokens.weight");
+  return out;
+}
+
 }  // namespace csan::foreign

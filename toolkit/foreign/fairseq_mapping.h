@@ -30,4 +30,12 @@ std::map<std::string, torch::Tensor> fairseq_to_csan_names(const std::map<std::s
                                                            const FairseqTying& tying, const std::string& path,
                                                            std::map<std::string, std::string>& origin_names);
 
+// csan's names -> fairseq's, the reverse (FORMATS.md section 7): in_proj split into its q, k
+// and v rows, ffn.fc1/fc2 as fc1/fc2, the untied output projection as
+// decoder.output_projection.weight, and each tied matrix under every name fairseq's strict
+// load_state_dict expects (decoder.embed_tokens.weight, decoder.output_projection.weight).
+// The tensors are views of csan's (tied names share one).
+std::map<std::string, torch::Tensor> csan_to_fairseq_names(const std::map<std::string, torch::Tensor>& csan,
+                                                           const FairseqTying& tying);
+
 }  // namespace csan::foreign

@@ -172,8 +172,9 @@ FairseqSettings read_fairseq_settings(const PickleValue& checkpoint, const std::
   if (s.flag("decoder_learned_pos") != learned)
     s.fail("decoder_learned_pos", "differs from encoder_learned_pos (csan has one position scheme)");
   const std::string activation = s.text("activation_fn").value_or("relu");
-  if (activation != "relu" && activation != "gelu")
-    s.fail("activation_fn", "'" + activation + "' is not supported (csan: relu, gelu)");
+  // fairseq's swish is torch.nn.SiLU (utils.get_activation_fn), csan's too.
+  if (activation != "relu" && activation != "gelu" && activation != "swish")
+    s.fail("activation_fn", "'" + activation + "' is not supported (csan: relu, gelu, swish)");
   const bool share_all = s.flag("share_all_embeddings");
 
   auto& r = out.recipe;
