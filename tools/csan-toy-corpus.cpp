@@ -31,6 +31,7 @@ void check_language_name(const std::string& option, const std::string& name) {
 int toy_corpus_main(int argc, char** argv) {
   csan::text::ToyCorpusOptions options;
   std::string out_dir, source_lang, target_lang;
+  bool alignments = false;
   long long train = 20000, valid = 500, test = 500, max_words = 20;
   po::options_description described("csan-toy-corpus: write a seeded synthetic parallel corpus\nOptions");
   described.add_options()
@@ -43,7 +44,9 @@ int toy_corpus_main(int argc, char** argv) {
       ("source-lang", po::value(&source_lang)->default_value("src"), "source file suffix")
       ("target-lang", po::value(&target_lang)->default_value("tgt"), "target file suffix")
       ("max-words", po::value(&max_words)->default_value(max_words),
-       "longest source sentence in tokens (at least 3)");
+       "longest source sentence in tokens (at least 3)")
+      ("alignments", po::bool_switch(&alignments),
+       "also write {train,valid,test}.align: the true word alignment of each pair (i-j, 0-based)");
   po::variables_map vm;
   po::store(po::command_line_parser(argc, argv).options(described).run(), vm);
   if (vm.count("help")) {
@@ -62,7 +65,7 @@ int toy_corpus_main(int argc, char** argv) {
   options.max_words = checked_count("--max-words", max_words, 3, 1000);
 
   const auto corpus = csan::text::generate_toy_corpus(options);
-  csan::text::write_toy_corpus(corpus, out_dir, source_lang, target_lang);
+  csan::text::write_toy_corpus(corpus, out_dir, source_lang, target_lang, alignments);
   std::fprintf(stderr, "csan-toy-corpus: wrote %s: %s\n", out_dir.c_str(),
                csan::text::describe_toy_corpus(corpus, options).c_str());
   return 0;

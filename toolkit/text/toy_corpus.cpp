@@ -64,7 +64,7 @@ ToyCorpus generate_toy_corpus(const ToyCorpusOptions& options) {
   std::unordered_set<std::string> used;  // source sentences already in some split
 
   auto draw_split = [&](const std::string& name, size_t count) {
-    ToySplit split{name, {}, {}};
+    ToySplit split{name, {}, {}, {}};
     size_t fruitless = 0;
     while (split.source.size() < count) {
       ToySentence sentence = sample_toy_sentence(lexicon, random);
@@ -81,6 +81,7 @@ ToyCorpus generate_toy_corpus(const ToyCorpusOptions& options) {
       fruitless = 0;
       split.source.push_back(std::move(line));
       split.target.push_back(join_tokens(render_toy_target(lexicon, sentence)));
+      split.alignment.push_back(pharaoh_line(toy_word_alignment(lexicon, sentence)));
     }
     return split;
   };
@@ -105,7 +106,7 @@ ToyCorpus generate_toy_corpus(const ToyCorpusOptions& options) {
 }
 
 void write_toy_corpus(const ToyCorpus& corpus, const std::string& dir, const std::string& source_lang,
-                      const std::string& target_lang) {
+                      const std::string& target_lang, bool alignments) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error || !std::filesystem::is_directory(dir))
@@ -121,6 +122,7 @@ void write_toy_corpus(const ToyCorpus& corpus, const std::string& dir, const std
   for (const auto& split : corpus.splits) {
     write_lines(dir + "/" + split.name + "." + source_lang, split.source);
     write_lines(dir + "/" + split.name + "." + target_lang, split.target);
+    if (alignments) write_lines(dir + "/" + split.name + ".align", split.alignment);
   }
 }
 

@@ -67,6 +67,7 @@ struct ToySplit {
   std::string name;  // "train", "valid" or "test"
   std::vector<std::string> source;
   std::vector<std::string> target;
+  std::vector<std::string> alignment;  // the true word alignment of each pair (pharaoh_line, toy_grammar.h)
 };
 
 struct ToyCorpus {
@@ -81,10 +82,11 @@ struct ToyCorpus {
 // sentences of at most max_words tokens exist than requested).
 ToyCorpus generate_toy_corpus(const ToyCorpusOptions& options);
 
-// Writes DIR/{train,valid,test}.{source_lang,target_lang}, each file atomically;
-// creates DIR if needed. Throws csan::Error naming the path on failure.
+// Writes DIR/{train,valid,test}.{source_lang,target_lang} (and with `alignments`
+// DIR/{train,valid,test}.align, the true word alignments), each file atomically; creates
+// DIR if needed. Throws csan::Error naming the path on failure.
 void write_toy_corpus(const ToyCorpus& corpus, const std::string& dir, const std::string& source_lang,
-                      const std::string& target_lang);
+                      const std::string& target_lang, bool alignments = false);
 
 // One line for the log: sizes, vocabulary, mean lengths and the split overlap.
 std::string describe_toy_corpus(const ToyCorpus& corpus, const ToyCorpusOptions& options);
