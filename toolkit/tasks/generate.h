@@ -36,6 +36,9 @@ struct GenerateOptions {
   generation::InferencePrecision precision;  // --precision, --quantize-skip
   bool cpu = false;                          // --cpu: decode on the CPU even when a GPU is available
   std::string shortlist;                     // --shortlist FILE: lexical shortlist (build-shortlist)
+  std::string print_alignment;               // --print-alignment: "", hard or soft (generation/alignment.h)
+  bool alignment_words = false;              // --alignment-words: align words, not subword tokens
+  std::string constraints;                   // --constraints: "", ordered or unordered (raw input only)
 };
 
 // The task that wrote the checkpoint at `path`. Throws csan::Error naming the file when
