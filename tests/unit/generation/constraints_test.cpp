@@ -61,7 +61,9 @@ int64_t find_after(const std::vector<int64_t>& tokens, const std::vector<int64_t
 void expect_constraints_held(const std::vector<std::vector<Hypothesis>>& results,
                              const std::vector<Constraints>& constraints, ConstraintOrder order, size_t nbest) {
   for (size_t s = 0; s < results.size(); ++s) {
-    ASSERT_EQ(results[s].size(), nbest) << "sentence " << s;
+    // Hypotheses that cannot meet the constraints in time never end: fewer than nbest may.
+    ASSERT_GE(results[s].size(), 1u) << "sentence " << s;
+    ASSERT_LE(results[s].size(), nbest) << "sentence " << s;
     for (const auto& hyp : results[s]) {
       int64_t from = 0;
       for (const auto& c : constraints[s]) {
