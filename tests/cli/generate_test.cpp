@@ -511,18 +511,11 @@ TEST_F(GenerateCli, AlignmentsBeatTheDiagonalAgainstTheToyTruth) {
     }
     EXPECT_EQ(count, target_tokens) << kinds["A"][h];
   }
-  for (const auto& [args, needle] : std::vector<std::pair<std::vector<std::string>, std::string>>{
-           {{"--print-alignment", "both"}, "--print-alignment: unknown kind 'both'"},
-           {{"--alignment-words"}, "--alignment-words: needs --print-alignment"},
-           {{"--print-alignment", "--alignment-layer", "2"}, "--alignment-layer: 2 is outside the decoder's 2 layers"},
-           {{"--print-alignment", "--output-format", "plain"}, "--print-alignment: prints A- lines"}}) {
-    std::vector<std::string> argv = {"--input", "-"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    auto r = generate(argv, "pe zoga .\n");
-    EXPECT_NE(r.exit_code, 0);
-    EXPECT_TRUE(is_one_line(r.err)) << r.err;
-    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-  }
+  // The options' other errors are tested in-process (tests/unit/generation/generate_options_test.cpp).
+  auto r = generate({"--input", "-", "--print-alignment", "--alignment-layer", "2"}, "pe zoga .\n");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(is_one_line(r.err)) << r.err;
+  EXPECT_NE(r.err.find("--alignment-layer: 2 is outside the decoder's 2 layers"), std::string::npos) << r.err;
 }
 
 // Constraints after the input lines: words of other sentences' references (which the model
@@ -574,13 +567,11 @@ TEST_F(GenerateCli, ConstrainedOutputsHoldEveryConstraint) {
   ASSERT_EQ(constrained.exit_code, 0) << describe(constrained);
   EXPECT_EQ(by_kind(constrained.out)["H"], by_kind(plain.out)["H"]);
 
+  // Errors that need the model (its vocabulary, its length limit); the others are tested
+  // in-process (tests/unit/generation/generate_options_test.cpp).
   for (const auto& [args, lines, needle] : std::vector<std::tuple<std::vector<std::string>, std::string, std::string>>{
-           {{"--constraints"}, "pe zoga .\npe zoga .\t\n", "<stdin>:2: constraint 1 is empty"},
-           {{"--constraints"}, "pe zoga .\tx\t \n", "<stdin>:1: constraint 2 is empty"},
-           {{"--constraints"}, "pe zoga .\t\u0436\n", "<stdin>:1: constraint 1 '\u0436' has a token outside"},
-           {{"--constraints", "--max-len-b", "1"}, "pe zoga .\t" + refs[0] + "\n", "<stdin>:1: the constraints take"},
-           {{"--constraints", "any"}, "pe zoga .\n", "--constraints: unknown order 'any'"},
-           {{"--constraints", "--sampling"}, "pe zoga .\n", "--constraints: needs beam search"}}) {
+           {{"--constraints"}, "pe zoga .\npe zoga .\t\u0436\n", "<stdin>:2: constraint 1 '\u0436' has a token outside"},
+           {{"--constraints", "--max-len-b", "1"}, "pe zoga .\t" + refs[0] + "\n", "<stdin>:1: the constraints take"}}) {
     std::vector<std::string> argv = {"--input", "-"};
     argv.insert(argv.end(), args.begin(), args.end());
     auto r = generate(argv, lines);
@@ -588,9 +579,6 @@ TEST_F(GenerateCli, ConstrainedOutputsHoldEveryConstraint) {
     EXPECT_TRUE(is_one_line(r.err)) << r.err;
     EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
   }
-  auto data = generate({"--data", dir_ + "/bin", "--constraints"});
-  EXPECT_NE(data.exit_code, 0);
-  EXPECT_NE(data.err.find("--constraints: needs --input"), std::string::npos) << data.err;
 }
 
 TEST_F(GenerateCli, BadInputIsOneLineErrorNamingIt) {
