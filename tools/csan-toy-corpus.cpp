@@ -34,6 +34,7 @@ int toy_corpus_main(int argc, char** argv) {
   csan::text::ToyCorpusOptions options;
   std::string out_dir, source_lang, target_lang, second_target_lang;
   uint64_t second_target_seed = 0;
+  bool alignments = false;
   long long train = 20000, valid = 500, test = 500, max_words = 20;
   po::options_description described("csan-toy-corpus: write a seeded synthetic parallel corpus\nOptions");
   described.add_options()
@@ -51,7 +52,10 @@ int toy_corpus_main(int argc, char** argv) {
        "also this target language (multilingual toy): writes SPLIT.SRC-TGT.{SRC,TGT} and "
        "SPLIT.SRC-TGT2.{SRC,TGT2} instead of SPLIT.{SRC,TGT}")
       ("second-target-seed", po::value(&second_target_seed),
-       "seed of the second target language's words (default: --seed + 1)");
+       "seed of the second target language's words (default: --seed + 1)")
+      ("alignments", po::bool_switch(&alignments),
+       "also write {train,valid,test}.align: the true word alignment of each pair (i-j, 0-based; "
+       "not with --second-target-lang)");
   po::variables_map vm;
   po::store(po::command_line_parser(argc, argv).options(described).run(), vm);
   if (vm.count("help")) {
@@ -87,8 +91,9 @@ int toy_corpus_main(int argc, char** argv) {
 
   const auto corpus = csan::text::generate_toy_corpus(options);
   if (second_target_lang.empty()) {
-    csan::text::write_toy_corpus(corpus, out_dir, source_lang, target_lang);
+    csan::text::write_toy_corpus(corpus, out_dir, source_lang, target_lang, alignments);
   } else {
+    if (alignments) throw csan::Error("option '--alignments' is for one target language, not with '--second-target-lang'");
     csan::text::write_multilingual_toy_corpus(corpus, out_dir, source_lang, target_lang, second_target_lang);
   }
   std::fprintf(stderr, "csan-toy-corpus: wrote %s: %s\n", out_dir.c_str(),

@@ -19,7 +19,8 @@ std::vector<Program> programs() {
   for (const char* name : {"csan-preprocess", "csan-train", "csan-generate", "csan-score", "csan-export"})
     all.push_back({name, csan::testing::bin(name)});
   for (const char* name :
-       {"csan-toy-corpus", "csan-toy-treebank", "average-checkpoints", "convert-checkpoint", "build-shortlist"})
+       {"csan-toy-corpus", "csan-toy-treebank", "average-checkpoints", "convert-checkpoint", "build-shortlist",
+        "score-alignment"})
     all.push_back({name, csan::testing::tool(name)});
   for (const char* name :
        {"bench-csan", "bench-gemm", "bench-generate", "bench-preprocess", "bench-score", "bench-tagger", "bench-train"})

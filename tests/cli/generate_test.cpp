@@ -11,9 +11,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <regex>
 #include <sstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -67,7 +69,7 @@ class GenerateCli : public ::testing::Test {
     dir_ = csan::testing::shared_fixture("generate_cli", [](const std::string& dir) {
       const std::string raw = dir + "/raw";
       auto corpus = run({tool("csan-toy-corpus"), "--out-dir", raw, "--train", "4000", "--valid", "100", "--test",
-                         "200", "--seed", "1", "--max-words", "10"});
+                         "200", "--seed", "1", "--max-words", "10", "--alignments"});
       ASSERT_EQ(corpus.exit_code, 0) << describe(corpus);
       auto preprocess = run({bin("csan-preprocess"), "--source-lang", "src", "--target-lang", "tgt", "--trainpref",
                              raw + "/train", "--validpref", raw + "/valid", "--testpref", raw + "/test", "--destdir",
@@ -467,6 +469,116 @@ TEST_F(GenerateCli, OverLongInputLinesAreTruncatedWithWarningAndCount) {
   ASSERT_EQ(fairseq.exit_code, 0) << describe(fairseq);
   EXPECT_NE(fairseq.out.find("\n1 source sentence(s) truncated to 256 tokens\n"), std::string::npos) << fairseq.out;
   EXPECT_EQ(by_kind(fairseq.out)["H"].size(), 1u);
+}
+
+// Alignments of the references (forced whole: --prefix-size longer than any) against the
+// toy corpus's true word alignment, by score-alignment. The trained model's attention must
+// align better (F1) than the diagonal that knows only the lengths: the toy reorders SVO into
+// SOV and mirrors adjectives, so the diagonal is often wrong. It can fail when the model has
+// learnt too little for its attention to follow the source (a shorter training), or when
+// --alignment-layer's default (the last layer) attends elsewhere (e.g. to the next word).
+TEST_F(GenerateCli, AlignmentsBeatTheDiagonalAgainstTheToyTruth) {
+  auto hard = generate({"--data", dir_ + "/bin", "--prefix-size", "1024", "--print-alignment", "--alignment-words",
+                        "--results-path", dir_ + "/aligned"});
+  ASSERT_EQ(hard.exit_code, 0) << describe(hard);
+  auto score = run({tool("score-alignment"), "--generate", dir_ + "/aligned/generate-test.txt", "--truth",
+                    dir_ + "/raw/test.align"});
+  ASSERT_EQ(score.exit_code, 0) << describe(score);
+  std::cout << score.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(score.out, m, std::regex(R"(sentences: (\d+) compared)"))) << score.out;
+  EXPECT_EQ(std::stoi(m[1]), 200) << "every reference was forced";
+  ASSERT_TRUE(std::regex_search(score.out, m, std::regex(R"(alignment: precision [0-9.]+ recall [0-9.]+ F1 ([0-9.]+))")));
+  const double model_f1 = std::stod(m[1]);
+  ASSERT_TRUE(std::regex_search(score.out, m, std::regex(R"(diagonal:  precision [0-9.]+ recall [0-9.]+ F1 ([0-9.]+))")));
+  EXPECT_GT(model_f1, std::stod(m[1]) + 0.1) << score.out;
+
+  // Soft: per hypothesis token (</s> included) the probabilities over the source tokens (</s> included).
+  auto soft = generate({"--input", "-", "--print-alignment", "soft", "--nbest", "2"}, "pe zoga .\n\n");
+  ASSERT_EQ(soft.exit_code, 0) << describe(soft);
+  auto kinds = by_kind(soft.out);
+  ASSERT_EQ(kinds["A"].size(), 3u) << soft.out;  // two hypotheses, and the empty line's
+  EXPECT_EQ(kinds["A"][2], "A-1\t");
+  for (size_t h = 0; h < 2; ++h) {
+    std::istringstream groups(kinds["A"][h].substr(4)), pieces(kinds["H"][h].substr(kinds["H"][h].rfind('\t') + 1));
+    size_t target_tokens = 1, count = 0;
+    for (std::string w; pieces >> w;) ++target_tokens;
+    for (std::string group; groups >> group; ++count) {
+      double sum = 0;
+      std::istringstream probabilities(group);
+      for (std::string p; std::getline(probabilities, p, ',');) sum += std::stod(p);
+      EXPECT_NEAR(sum, 1.0, 1e-4) << group;
+    }
+    EXPECT_EQ(count, target_tokens) << kinds["A"][h];
+  }
+  // The options' other errors are tested in-process (tests/unit/generation/generate_options_test.cpp).
+  auto r = generate({"--input", "-", "--print-alignment", "--alignment-layer", "2"}, "pe zoga .\n");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(is_one_line(r.err)) << r.err;
+  EXPECT_NE(r.err.find("--alignment-layer: 2 is outside the decoder's 2 layers"), std::string::npos) << r.err;
+}
+
+// Constraints after the input lines: words of other sentences' references (which the model
+// would not produce here), a two-word phrase, three at once in any order; lines without
+// constraints translate as without --constraints.
+TEST_F(GenerateCli, ConstrainedOutputsHoldEveryConstraint) {
+  const auto sources = split_lines(slurp(dir_ + "/raw/test.src")), refs = split_lines(slurp(dir_ + "/raw/test.tgt"));
+  auto words = [](const std::string& line) {
+    std::vector<std::string> w;
+    std::istringstream in(line);
+    for (std::string x; in >> x;) w.push_back(x);
+    return w;
+  };
+  std::string input;
+  std::vector<std::vector<std::string>> wanted;
+  for (size_t i = 0; i < 6; ++i) {
+    const auto other = words(refs[i + 10]), another = words(refs[i + 20]);
+    std::vector<std::string> constraints = {other[1]};
+    if (i % 2 == 1) constraints.push_back(another[0] + " " + another[1]);
+    if (i % 3 == 2) constraints.push_back(words(refs[i + 30])[2]);
+    input += sources[i];
+    for (const auto& c : constraints) input += "\t" + c;
+    input += "\n";
+    wanted.push_back(constraints);
+  }
+  for (const std::string order : {"ordered", "unordered"}) {
+    auto r = generate({"--input", "-", "--constraints", order}, input);
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    auto kinds = by_kind(r.out);
+    ASSERT_EQ(kinds["D"].size(), 6u);
+    for (size_t i = 0; i < 6; ++i) {
+      EXPECT_EQ(kinds["S"][i], "S-" + std::to_string(i) + "\t" + sources[i]) << "the source without its constraints";
+      {
+        const std::string text = " " + kinds["D"][i].substr(kinds["D"][i].rfind('\t') + 1) + " ";
+        size_t from = 0;
+        for (const auto& c : wanted[i]) {
+          // Constraints are token sequences: the last word may go on with more pieces.
+          const size_t at = text.find(" " + c, order == "ordered" ? from : 0);
+          EXPECT_NE(at, std::string::npos) << order << ": '" << c << "' not in" << text;
+          if (at != std::string::npos) from = at + c.size();
+        }
+      }
+    }
+  }
+  std::string unconstrained;
+  for (size_t i = 0; i < 6; ++i) unconstrained += sources[i] + "\n";
+  auto plain = generate({"--input", "-"}, unconstrained), constrained = generate({"--input", "-", "--constraints"},
+                                                                                 unconstrained);
+  ASSERT_EQ(constrained.exit_code, 0) << describe(constrained);
+  EXPECT_EQ(by_kind(constrained.out)["H"], by_kind(plain.out)["H"]);
+
+  // Errors that need the model (its vocabulary, its length limit); the others are tested
+  // in-process (tests/unit/generation/generate_options_test.cpp).
+  for (const auto& [args, lines, needle] : std::vector<std::tuple<std::vector<std::string>, std::string, std::string>>{
+           {{"--constraints"}, "pe zoga .\npe zoga .\t\u0436\n", "<stdin>:2: constraint 1 '\u0436' has a token outside"},
+           {{"--constraints", "--max-len-b", "1"}, "pe zoga .\t" + refs[0] + "\n", "<stdin>:1: the constraints take"}}) {
+    std::vector<std::string> argv = {"--input", "-"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = generate(argv, lines);
+    EXPECT_NE(r.exit_code, 0) << lines;
+    EXPECT_TRUE(is_one_line(r.err)) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  }
 }
 
 TEST_F(GenerateCli, BadInputIsOneLineErrorNamingIt) {

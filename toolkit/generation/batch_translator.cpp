@@ -59,8 +59,10 @@ std::vector<std::vector<Hypothesis>> BatchTranslator::translate(const std::vecto
     SequenceGenerator& generator = *generators_[static_cast<size_t>(worker)];
     std::vector<const std::vector<int64_t>*> src, prefix;
     std::vector<int64_t> lengths;
+    std::vector<Constraints> constraints;
     int64_t width = 0;
     for (int64_t i : batch) {
+      if (search_.constraints != ConstraintOrder::none) constraints.push_back(sentences[i].constraints);
       src.push_back(&sentences[i].src);
       lengths.push_back(static_cast<int64_t>(sentences[i].src.size()));
       width = std::max(width, lengths.back());
@@ -76,9 +78,13 @@ std::vector<std::vector<Hypothesis>> BatchTranslator::translate(const std::vecto
       const size_t forced_length = static_cast<size_t>(std::max<int64_t>(0, search_.prefix_size));
       for (const auto* p : prefix)
         forced_ids.insert(forced_ids.end(), p->begin(), p->begin() + std::min(forced_length, p->size()));
+      // So must every constraint's tokens.
+      for (const auto& sentence : constraints)
+        for (const auto& c : sentence) forced_ids.insert(forced_ids.end(), c.begin(), c.end());
       generator.set_output_vocabulary(shortlist_->vocabulary_for(src_tokens, forced_ids), ensemble_.tgt_dict.size());
     }
-    auto hyps = generator.generate(src_tokens, torch::tensor(lengths), forced);
+    auto hyps = generator.generate(src_tokens, torch::tensor(lengths), forced,
+                                   search_.constraints != ConstraintOrder::none ? &constraints : nullptr);
     for (size_t b = 0; b < batch.size(); ++b) results[batch[b]] = std::move(hyps[b]);
   });
   batches_before_ += count;

@@ -28,10 +28,12 @@ struct BatchLimits {
 };
 
 // One sentence: its source ids (ending with </s>; only </s> is an empty input, which gets no
-// hypothesis) and, for SearchOptions::prefix_size, the reference whose first tokens are forced.
+// hypothesis), for SearchOptions::prefix_size the reference whose first tokens are forced, and
+// its lexical constraints.
 struct SourceSentence {
   std::vector<int64_t> src;
   std::vector<int64_t> forced;
+  Constraints constraints;  // with SearchOptions::constraints: what the output must contain
 };
 
 class BatchTranslator {

@@ -35,6 +35,7 @@ void EnsembleDecoder::start(const torch::Tensor& src_tokens, const torch::Tensor
     // Each model selects its own rows of the shortlist (in its own precision).
     if (output_vocabulary_.defined())
       states_[i].set_output_vocabulary(std::make_shared<nn::OutputVocabulary>(output_vocabulary_));
+    if (!attention_layers_.empty()) states_[i].request_attention(attention_layers_[i]);
   }
   for (auto& m : models_) {
     models::EncoderOut out = m->encode_tokens(src_tokens, src_lengths);
@@ -49,9 +50,14 @@ StepScores EnsembleDecoder::step_scores(const torch::Tensor& prefix) {
   const torch::Tensor columns = output_vocabulary_.defined() && shortlist_scores_ == ShortlistScores::compact
                                     ? output_vocabulary_
                                     : torch::Tensor();
-  torch::Tensor sum;
+  torch::Tensor sum, attention;
   for (size_t i = 0; i < models_.size(); ++i) {
     torch::Tensor logits = models_[i]->decode(prefix, encoder_outs_[i], &states_[i]);
+    if (!attention_layers_.empty()) {
+      const torch::Tensor a = states_[i].take_attention();
+      if (!a.defined()) throw Error("--print-alignment: the model's decoder left no attention over its source");
+      attention = attention.defined() ? attention + a.select(1, a.size(1) - 1) : a.select(1, a.size(1) - 1);
+    }
     logits = logits.select(1, logits.size(1) - 1).to(torch::kFloat);
     if (output_vocabulary_.defined()) {
       if (logits.size(1) != output_vocabulary_.size(0))
@@ -61,14 +67,15 @@ StepScores EnsembleDecoder::step_scores(const torch::Tensor& prefix) {
     if (temperature_ != 1.0) logits = logits / temperature_;
     if (models_.size() == 1) {
       logits = logits.contiguous();
-      return {logits, row_logsumexp(logits), columns};
+      return {logits, row_logsumexp(logits), columns, attention};
     }
     // Over a shortlist's columns log_softmax is the whole vocabulary's with -inf elsewhere.
     torch::Tensor lprobs = torch::log_softmax(logits, -1);
     sum = sum.defined() ? torch::logaddexp(sum, lprobs) : lprobs;
   }
   sum = sum - std::log(static_cast<double>(models_.size()));
-  return {sum, torch::zeros({sum.size(0)}, sum.options()), columns};
+  if (attention.defined()) attention = attention / static_cast<double>(models_.size());
+  return {sum, torch::zeros({sum.size(0)}, sum.options()), columns, attention};
 }
 
 torch::Tensor EnsembleDecoder::step(const torch::Tensor& prefix) {
@@ -88,6 +95,28 @@ torch::Tensor EnsembleDecoder::expand_to_vocabulary(const torch::Tensor& logits)
   torch::Tensor full =
       torch::full({logits.size(0), vocab_size_}, -std::numeric_limits<float>::infinity(), logits.options());
   return full.index_copy_(1, output_vocabulary_, logits);
+}
+
+std::string alignment_layer_key(const models::EncoderDecoderModel& model, int64_t layer) {
+  const int64_t layers = model.cross_attention_layers();
+  if (layers == 0)
+    throw Error(
+        "--print-alignment: the model's decoder layers do not attend once over one encoder memory (CCN attends to "
+        "two); alignments need a Transformer-family model",
+        ErrorKind::bad_option);
+  const int64_t resolved = layer < 0 ? layers + layer : layer;
+  if (resolved < 0 || resolved >= layers)
+    throw Error("--alignment-layer: " + std::to_string(layer) + " is outside the decoder's " + std::to_string(layers) +
+                    " layers (0.." + std::to_string(layers - 1) + ", or -1.." + std::to_string(-layers) +
+                    " counting from the last)",
+                ErrorKind::bad_option);
+  return models::decoder_layer_key(resolved);
+}
+
+void EnsembleDecoder::request_attention(std::optional<int64_t> layer) {
+  attention_layers_.clear();
+  if (layer)
+    for (const auto& m : models_) attention_layers_.push_back(alignment_layer_key(*m, *layer));
 }
 
 void EnsembleDecoder::reorder(const torch::Tensor& new_order, const torch::Tensor& sentences) {

@@ -6,6 +6,8 @@
 #include <torch/torch.h>
 
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "toolkit/models/encoder_decoder_model.h"
@@ -24,6 +26,9 @@ struct StepScores {
   torch::Tensor scores;      // [R, V] float, or [R, S] under a shortlist
   torch::Tensor normalizer;  // [R] float
   torch::Tensor ids;         // [S] int64, sorted: the id of each column; undefined: column = id
+  // With request_attention: the attention over the source [R, source width] (float) of the
+  // requested layer, averaged over the heads and over the ensemble's models (as fairseq).
+  torch::Tensor attention;
 
   torch::Tensor lprobs() const { return scores - normalizer.unsqueeze(1); }
 };
@@ -32,6 +37,11 @@ struct StepScores {
 // uses), or spread over the whole vocabulary with -inf elsewhere (the reference the
 // compact search is tested against).
 enum class ShortlistScores { compact, whole_vocabulary };
+
+// The IncrementalState key of `model`'s decoder layer `layer` (0-based; negative counts
+// from the last) for alignments. Throws csan::Error naming --alignment-layer for a layer the
+// model lacks, and --print-alignment for a model without one attention over its encoder.
+std::string alignment_layer_key(const models::EncoderDecoderModel& model, int64_t layer);
 
 class EnsembleDecoder {
  public:
@@ -54,6 +64,10 @@ class EnsembleDecoder {
   // sentence's rows together, in the same order), and only then is the per-sentence
   // encoder state selected.
   void reorder(const torch::Tensor& new_order, const torch::Tensor& sentences = {});
+  // Alignments: from the next start(), every step also returns the attention over the
+  // source of decoder layer `layer` of each model (see alignment_layer_key, which throws);
+  // std::nullopt: none (the default).
+  void request_attention(std::optional<int64_t> layer);
 
   size_t size() const { return models_.size(); }
   // The type the caches keep attention keys and values in (set by start()): bf16 for a
@@ -78,6 +92,7 @@ class EnsembleDecoder {
   torch::Tensor output_vocabulary_;
   int64_t vocab_size_ = 0;
   ShortlistScores shortlist_scores_ = ShortlistScores::compact;
+  std::vector<std::string> attention_layers_;  // per model: the layer whose attention is read; empty: none
 
   // logits [R, S] over output_vocabulary_ -> [R, vocab_size_] with -inf elsewhere.
   torch::Tensor expand_to_vocabulary(const torch::Tensor& logits) const;

@@ -31,10 +31,12 @@ std::string format_result(const SentenceResult& r, const TextCodec& target, Outp
   if (r.reference) out += "T-" + id + "\t" + *r.reference + "\n";
   if (r.hypotheses.empty()) {  // an empty input line translates to an empty line
     out += "H-" + id + "\t0.000000\t\nD-" + id + "\t0.000000\t\nP-" + id + "\t\n";
+    if (r.with_alignments) out += "A-" + id + "\t\n";
     return out;
   }
   const double ln2 = std::log(2.0);
-  for (const auto& hyp : r.hypotheses) {
+  for (size_t h = 0; h < r.hypotheses.size(); ++h) {
+    const Hypothesis& hyp = r.hypotheses[h];
     const std::string score = fixed(hyp.score / ln2, 6);
     out += "H-" + id + "\t" + score + "\t" + target.pieces(hyp.tokens) + "\n";
     out += "D-" + id + "\t" + score + "\t" + target.decode(hyp.tokens) + "\n";
@@ -42,6 +44,7 @@ std::string format_result(const SentenceResult& r, const TextCodec& target, Outp
     for (size_t t = 0; t < hyp.positional_scores.size(); ++t)
       out += (t ? " " : "") + fixed(hyp.positional_scores[t] / ln2, 4);
     out += "\n";
+    if (r.with_alignments) out += "A-" + id + "\t" + r.alignments.at(h) + "\n";
   }
   return out;
 }

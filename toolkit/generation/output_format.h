@@ -2,7 +2,8 @@
 // (reference text, when there is one), then for each hypothesis H- (score, dictionary
 // pieces), D- (score, detokenized text) and P- (positional scores). Scores are in base
 // 2 as fairseq prints them: H/D the normalized score / ln 2, P each log p / ln 2 with 4
-// decimals. The plain format is one detokenized best hypothesis per line.
+// decimals; with alignments (--print-alignment) an A- line after each P- line. The plain
+// format is one detokenized best hypothesis per line.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,8 @@ struct SentenceResult {
   std::string source;                    // text for the S- line
   std::optional<std::string> reference;  // text for the T- line
   std::vector<Hypothesis> hypotheses;    // best first; empty for an empty input
+  bool with_alignments = false;          // print A- lines ...
+  std::vector<std::string> alignments;   // ... these, one per hypothesis (alignment.h)
 };
 
 // The lines of one sentence, each ending with '\n'.

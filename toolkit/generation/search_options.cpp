@@ -25,6 +25,7 @@ void validate(const SearchOptions& o) {
   if (o.sampling_topk == 0 || o.sampling_topk < -1) fail("--sampling-topk", "must be positive (or -1 for all)");
   if (o.sampling_topp != -1.0 && !(o.sampling_topp > 0 && o.sampling_topp <= 1))
     fail("--sampling-topp", "must be in (0, 1] (or -1 for all)");
+  if (o.sampling && o.constraints != ConstraintOrder::none) fail("--constraints", "need beam search (not --sampling)");
 }
 
 bool operator==(const SearchOptions& a, const SearchOptions& b) {
@@ -32,7 +33,8 @@ bool operator==(const SearchOptions& a, const SearchOptions& b) {
          a.max_len_b == b.max_len_b && a.min_len == b.min_len && a.unkpen == b.unkpen && a.allow_bos == b.allow_bos &&
          a.no_repeat_ngram_size == b.no_repeat_ngram_size && a.prefix_size == b.prefix_size &&
          a.temperature == b.temperature && a.sampling == b.sampling && a.sampling_topk == b.sampling_topk &&
-         a.sampling_topp == b.sampling_topp && a.seed == b.seed && a.transformers_rules == b.transformers_rules;
+         a.sampling_topp == b.sampling_topp && a.seed == b.seed && a.transformers_rules == b.transformers_rules &&
+         a.attention == b.attention && a.alignment_layer == b.alignment_layer && a.constraints == b.constraints;
 }
 
 }  // namespace csan::generation

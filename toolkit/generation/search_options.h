@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "toolkit/generation/constraints.h"
+
 namespace csan::generation {
 
 struct SearchOptions {
@@ -38,6 +40,14 @@ struct SearchOptions {
   // the worst finished one, and the </s> forced at the length limit scores 0, not its
   // log-probability. fairseq's rules (false): the first k finished hypotheses end a sentence.
   bool transformers_rules = false;
+  // Keep each hypothesis's attention over its source (Hypothesis::attention: alignments),
+  // that of the cross-attention of decoder layer alignment_layer (0-based, negative from
+  // the last; -1, the last layer, is fairseq's default), averaged over heads and models.
+  bool attention = false;
+  int64_t alignment_layer = -1;
+  // Lexically constrained decoding (beam search only): each sentence's constraints are
+  // passed to SequenceGenerator::generate.
+  ConstraintOrder constraints = ConstraintOrder::none;
 };
 
 // The largest beam csan searches with. Beam search past a few dozen rarely changes the

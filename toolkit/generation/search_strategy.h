@@ -5,9 +5,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include <torch/torch.h>
 
+#include "toolkit/generation/constraints.h"
 #include "toolkit/generation/search_options.h"
 
 namespace csan::generation {
@@ -30,6 +32,18 @@ class SearchStrategy {
                           const torch::Tensor& cumulative) = 0;
   // Restarts the random stream (strategies that draw) at `seed`.
   virtual void reseed(uint64_t /*seed*/) {}
+  // Called before a batch's first step, and after each step with what was chosen: row r
+  // of the next step extends row rows[r] of this one with target id tokens[r]. Strategies
+  // that follow each hypothesis (constraints) keep their state per row with these.
+  struct Batch {
+    const std::vector<Constraints>* constraints = nullptr;  // per sentence; null: none
+    int64_t beam = 1;
+    std::vector<int64_t> row_max_len;  // per row: </s> is forced at this step
+    std::vector<int64_t> column_ids;   // a shortlist's id of each score column; empty: column = id
+    int64_t eos = 2;
+  };
+  virtual void begin(const Batch& /*batch*/) {}
+  virtual void advance(const std::vector<int64_t>& /*rows*/, const std::vector<int64_t>& /*tokens*/) {}
 };
 
 // Top 2K extensions of K beams (fairseq's BeamSearch): K of them can end with </s>
@@ -55,6 +69,32 @@ class Sampling : public SearchStrategy {
   int64_t topk_;
   double topp_;
   at::Generator generator_;
+};
+
+// Lexically constrained beam search with dynamic beam allocation (Post & Vilar 2018, as
+// Hu et al. 2019 and fairseq's LexicallyConstrainedBeamSearch do it): each step's candidates
+// are beam search's top 2K, each beam's best token and each beam's tokens that advance its
+// constraints; they are grouped into banks by the constraint tokens they have met, and
+// taken round-robin from the banks, the furthest first, so that the beam always holds
+// hypotheses at every stage of progress. </s> is forbidden until a hypothesis has met
+// every constraint, and a hypothesis with no more room than constraint tokens left may
+// only advance them, so that every output holds every constraint.
+class ConstrainedBeamSearch : public SearchStrategy {
+ public:
+  explicit ConstrainedBeamSearch(ConstraintOrder order) : order_(order) {}
+  Candidates step(int64_t step, const torch::Tensor& scores, const torch::Tensor& normalizer,
+                  const torch::Tensor& cumulative) override;
+  void begin(const Batch& batch) override;
+  void advance(const std::vector<int64_t>& rows, const std::vector<int64_t>& tokens) override;
+
+ private:
+  int64_t id_of(int64_t column) const { return column_ids_.empty() ? column : column_ids_[column]; }
+  ConstraintOrder order_;
+  int64_t eos_ = 2;
+  std::vector<int64_t> column_ids_;
+  std::vector<int64_t> column_of_id_;  // empty: identity; -1: no column
+  std::vector<ConstraintState> states_;  // per row
+  std::vector<int64_t> row_max_len_;
 };
 
 std::unique_ptr<SearchStrategy> make_search(const SearchOptions& options);

@@ -74,16 +74,16 @@ SequenceGenerator::SequenceGenerator(std::vector<std::shared_ptr<models::Encoder
       search_(make_search(options)),
       max_target_positions_(min_target_positions(models)) {}
 
-int64_t SequenceGenerator::max_length(int64_t src_length) const {
-  const auto by_source =
-      static_cast<int64_t>(options_.max_len_a * static_cast<double>(src_length)) + options_.max_len_b;
+int64_t max_output_length(const SearchOptions& options, int64_t src_length, int64_t max_target_positions) {
+  const auto by_source = static_cast<int64_t>(options.max_len_a * static_cast<double>(src_length)) + options.max_len_b;
   // The decoder sees the leading </s> plus every token: at most max_target_positions.
-  return std::max<int64_t>(0, std::min(by_source, max_target_positions_ - 1));
+  return std::max<int64_t>(0, std::min(by_source, max_target_positions - 1));
 }
 
 std::vector<std::vector<Hypothesis>> SequenceGenerator::generate(const torch::Tensor& src_tokens_anywhere,
                                                                  const torch::Tensor& src_lengths_anywhere,
-                                                                 const torch::Tensor& forced_prefix) {
+                                                                 const torch::Tensor& forced_prefix,
+                                                                 const std::vector<Constraints>* constraints) {
   torch::NoGradGuard no_grad;
   // Batches are collated on the CPU; the search runs where the models are.
   const auto device = decoder_.device();
@@ -100,12 +100,18 @@ std::vector<std::vector<Hypothesis>> SequenceGenerator::generate(const torch::Te
   for (int64_t s = 0; s < batch; ++s)
     longest = std::max(longest, sentence_max_len[s] = max_length(lengths_host[s].item<int64_t>()));
 
+  decoder_.request_attention(options_.attention ? std::optional<int64_t>(options_.alignment_layer) : std::nullopt);
   decoder_.start(src_tokens, src_lengths, k, longest + 1);
   // Rows are sentence-major: row i * k + b is beam b of the i-th sentence still searched.
   torch::Tensor tokens = torch::full({batch * k, longest + 2}, special_.pad, long_opts);
   tokens.select(1, 0).fill_(start_token_);
   torch::Tensor positional = torch::zeros({batch * k, longest + 1}, torch::dtype(torch::kFloat).device(device));
   torch::Tensor cumulative = torch::zeros({batch, k}, torch::dtype(torch::kFloat).device(device));
+  // Alignments: each row's attention over the source at each step, reordered with the beams.
+  torch::Tensor attention =
+      options_.attention
+          ? torch::zeros({batch * k, longest + 1, src_tokens.size(1)}, torch::dtype(torch::kFloat).device(device))
+          : torch::Tensor();
   const torch::Tensor expand = torch::arange(batch, long_opts).repeat_interleave(k);
   torch::Tensor forced = forced_prefix.defined() && forced_prefix.size(1) > 0
                              ? forced_prefix.to(device).index_select(0, expand)
@@ -117,10 +123,16 @@ std::vector<std::vector<Hypothesis>> SequenceGenerator::generate(const torch::Te
     for (int64_t b = 0; b < k; ++b) row_max_len[s * k + b] = sentence_max_len[s];
   }
 
+  if (constraints && static_cast<int64_t>(constraints->size()) != batch)
+    throw Error("generation: " + std::to_string(constraints->size()) + " constraint lists for " +
+                std::to_string(batch) + " sentences");
+  search_->begin({constraints, k, row_max_len, column_ids_, special_.eos});
+
   for (int64_t step = 0; !sentences.empty(); ++step) {
     const auto n = static_cast<int64_t>(sentences.size());
     const torch::Tensor prefix = tokens.narrow(1, 0, step + 1);
     StepScores step_scores = decoder_.step_scores(prefix);
+    if (attention.defined()) attention.select(1, step).copy_(step_scores.attention);
     const int64_t vocab = step_scores.scores.size(1);
     // The processors only forbid or penalize tokens, which commutes with normalizing.
     StepContext context{step, prefix, &row_max_len, forced, &columns_};
@@ -140,7 +152,7 @@ std::vector<std::vector<Hypothesis>> SequenceGenerator::generate(const torch::Te
                                    .to(torch::kCPU);
     const auto h = host.accessor<double, 3>();
 
-    torch::Tensor tokens_host, positional_host;  // copied only when a hypothesis ends
+    torch::Tensor tokens_host, positional_host, attention_host;  // copied only when a hypothesis ends
     std::vector<int64_t> new_order, new_tokens, kept_sentences, kept_positions, new_row_max_len;
     std::vector<float> new_cumulative, new_lprobs;
     for (int64_t i = 0; i < n; ++i) {
@@ -163,6 +175,7 @@ std::vector<std::vector<Hypothesis>> SequenceGenerator::generate(const torch::Te
           if (!tokens_host.defined()) {
             tokens_host = tokens.narrow(1, 1, step).to(torch::kCPU).contiguous();
             positional_host = positional.narrow(1, 0, step).to(torch::kCPU).contiguous();
+            if (attention.defined()) attention_host = attention.narrow(1, 0, step + 1).to(torch::kCPU).contiguous();
           }
           Hypothesis hyp;
           const int64_t* t = tokens_host.data_ptr<int64_t>() + row * step;
@@ -172,6 +185,11 @@ std::vector<std::vector<Hypothesis>> SequenceGenerator::generate(const torch::Te
           hyp.positional_scores.assign(p, p + step);
           hyp.positional_scores.push_back(static_cast<float>(h[3][i][c]));
           hyp.score = normalized;
+          if (attention_host.defined()) {
+            hyp.source_length = lengths_host[s].item<int64_t>();
+            const torch::Tensor rows = attention_host.select(0, row).narrow(1, 0, hyp.source_length).contiguous();
+            hyp.attention.assign(rows.data_ptr<float>(), rows.data_ptr<float>() + rows.numel());
+          }
           if (static_cast<int64_t>(done.size()) >= k) drop_worst(done);
           done.push_back(std::move(hyp));
           continue;
@@ -204,6 +222,7 @@ std::vector<std::vector<Hypothesis>> SequenceGenerator::generate(const torch::Te
       for (int64_t b = 0; b < k; ++b) new_row_max_len.push_back(sentence_max_len[s]);
     }
     if (kept_sentences.empty()) break;
+    search_->advance(new_order, new_tokens);
 
     const bool shrank = static_cast<int64_t>(kept_sentences.size()) < n;
     bool same_rows = !shrank;  // greedy search mostly keeps every row where it is
@@ -212,6 +231,7 @@ std::vector<std::vector<Hypothesis>> SequenceGenerator::generate(const torch::Te
       const torch::Tensor order = torch::tensor(new_order, torch::kLong).to(device);
       tokens = tokens.index_select(0, order);
       positional = positional.index_select(0, order);
+      if (attention.defined()) attention = attention.index_select(0, order);
       if (forced.defined()) forced = forced.index_select(0, order);
       decoder_.reorder(order, shrank ? torch::tensor(kept_positions, torch::kLong).to(device) : torch::Tensor());
     }

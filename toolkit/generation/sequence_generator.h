@@ -17,16 +17,22 @@
 
 namespace csan::generation {
 
+// The length limit of a sentence with `src_length` tokens (</s> included) for decoders of
+// `max_target_positions`: at most this many tokens before the </s>.
+int64_t max_output_length(const SearchOptions& options, int64_t src_length, int64_t max_target_positions);
+
 class SequenceGenerator {
  public:
   SequenceGenerator(std::vector<std::shared_ptr<models::EncoderDecoderModel>> models, const SearchOptions& options,
                     const SpecialTokens& special = {});
 
   // src_tokens [B, S] right-padded, src_lengths [B] (tokens incl. </s>); forced_prefix
-  // [B, P] (pad where a sentence has fewer) for --prefix-size. Returns per sentence, in
-  // input order, up to nbest hypotheses, best first.
+  // [B, P] (pad where a sentence has fewer) for --prefix-size; `constraints` (with
+  // SearchOptions::constraints) each sentence's lexical constraints. Returns per sentence,
+  // in input order, up to nbest hypotheses, best first.
   std::vector<std::vector<Hypothesis>> generate(const torch::Tensor& src_tokens, const torch::Tensor& src_lengths,
-                                                const torch::Tensor& forced_prefix = {});
+                                                const torch::Tensor& forced_prefix = {},
+                                                const std::vector<Constraints>* constraints = nullptr);
 
   // Restarts sampling's random stream at `seed` (beam search draws nothing). Called per
   // batch with a seed derived from the batch's position, sampled outputs do not depend
@@ -39,11 +45,17 @@ class SequenceGenerator {
                              ShortlistScores scores = ShortlistScores::compact) {
     decoder_.set_output_vocabulary(ids, vocab_size, scores);
     columns_ = scores == ShortlistScores::compact ? ScoreColumns(ids, vocab_size) : ScoreColumns();
+    column_ids_.clear();
+    if (ids.defined() && scores == ShortlistScores::compact) {
+      const torch::Tensor host = ids.to(torch::kCPU).to(torch::kLong).contiguous();
+      column_ids_.assign(host.data_ptr<int64_t>(), host.data_ptr<int64_t>() + host.numel());
+    }
   }
 
-  // The length limit of a sentence with `src_length` tokens (</s> included): at most
-  // this many tokens before the </s>.
-  int64_t max_length(int64_t src_length) const;
+  // max_output_length for this generator's models.
+  int64_t max_length(int64_t src_length) const {
+    return max_output_length(options_, src_length, max_target_positions_);
+  }
   const SearchOptions& options() const { return options_; }
 
  private:
@@ -56,6 +68,7 @@ class SequenceGenerator {
   std::vector<std::unique_ptr<LogitsProcessor>> processors_;
   std::unique_ptr<SearchStrategy> search_;
   ScoreColumns columns_;  // where each id's score is (a shortlist's columns)
+  std::vector<int64_t> column_ids_;  // the id of each column (a shortlist's); empty: column = id
   int64_t max_target_positions_;
 };
 

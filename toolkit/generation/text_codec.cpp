@@ -42,4 +42,17 @@ std::string TextCodec::decode(const std::vector<int64_t>& ids) const {
   return first < last ? utf8::encode(std::u32string(first, last)) : "";
 }
 
+std::vector<int64_t> TextCodec::units(const std::vector<int64_t>& ids, bool words) const {
+  static const std::string kWordStart = "\u2581";
+  std::vector<int64_t> out(ids.size(), -1);
+  int64_t unit = -1;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const int64_t id = ids[i];
+    if (id == dict_.eos() || id == dict_.pad() || id == dict_.bos()) continue;
+    if (!words || !model_ || unit < 0 || dict_.symbol(static_cast<int>(id)).compare(0, kWordStart.size(), kWordStart) == 0) ++unit;
+    out[i] = unit;
+  }
+  return out;
+}
+
 }  // namespace csan::generation

@@ -35,6 +35,10 @@ class TextCodec {
   std::string pieces(const std::vector<int64_t>& ids) const { return dict_.to_string(ids); }
   // Detokenized text.
   std::string decode(const std::vector<int64_t>& ids) const;
+  // For alignments: the unit each id belongs to, counted from 0; -1 for </s>, <pad> and <s>.
+  // A unit is a token, or with `words` a whitespace word of the text: with SentencePiece a
+  // piece starting with U+2581 starts a word, without it every symbol is one.
+  std::vector<int64_t> units(const std::vector<int64_t>& ids, bool words) const;
 
  private:
   const text::Dictionary& dict_;

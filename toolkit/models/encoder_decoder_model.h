@@ -10,6 +10,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <string>
 
 #include "toolkit/models/encoder_out.h"
 #include "toolkit/models/model.h"
@@ -17,6 +18,9 @@
 #include "toolkit/nn/incremental_state.h"
 
 namespace csan::models {
+
+// The prefix of decoder layer i's entries in an IncrementalState.
+inline std::string decoder_layer_key(int64_t i) { return "decoder.layers." + std::to_string(i); }
 
 class EncoderDecoderModel : public Model {
  public:
@@ -43,6 +47,10 @@ class EncoderDecoderModel : public Model {
   // The decoder's first input is <pad> instead of </s> (an imported Marian model's
   // decoder_start_token_id; model.decoder_start).
   virtual bool decoder_starts_with_pad() const { return false; }
+  // Decoder layers that each attend once over the encoder's one memory, their caches keyed
+  // decoder_layer_key(i): alignments read that attention (IncrementalState::request_attention).
+  // 0: none (CCN's layers attend to two memories).
+  virtual int64_t cross_attention_layers() const { return 0; }
 
   // Logits [B, T, V] of a whole batch (source fields and "prev_output_tokens").
   torch::Tensor forward(const NamedTensors& input) { return decode(input.at("prev_output_tokens"), encode(input)); }

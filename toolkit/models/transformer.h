@@ -29,6 +29,7 @@ class TransformerModel : public EncoderDecoderModel {
   int64_t max_source_positions() const override { return options_.max_source_positions; }
   int64_t max_target_positions() const override { return options_.max_target_positions; }
   bool decoder_starts_with_pad() const override { return options_.decoder_start == "pad"; }
+  int64_t cross_attention_layers() const override { return options_.decoder_layers; }
 
   // Sites encoder.self, then per decoder layer decoder.self and decoder.cross.
   void for_each_attention(const std::function<void(const nn::AttentionSite&, nn::MultiheadAttention&)>& visit) override;

@@ -5,7 +5,6 @@
 namespace csan::models {
 
 namespace {
-std::string layer_key(int64_t i) { return "decoder.layers." + std::to_string(i); }
 // The one memory of a Transformer encoder.
 const char* const kMemory = "encoder";
 }  // namespace
@@ -14,14 +13,14 @@ TransformerDecoderImpl::TransformerDecoderImpl(const TransformerOptions& options
                                                bool embedding_owned_elsewhere, int64_t padding_idx)
     : DecoderFrameImpl(options, std::move(embed), embedding_owned_elsewhere, padding_idx) {
   for (int64_t i = 0; i < options.decoder_layers; ++i)
-    layers->push_back(nn::DecoderLayer(options.layer, layer_key(i), kMemory));
+    layers->push_back(nn::DecoderLayer(options.layer, decoder_layer_key(i), kMemory));
   register_layers_and_output();
 }
 
 torch::Tensor TransformerDecoderImpl::forward(const torch::Tensor& prev_output_tokens, const EncoderOut& encoder_out,
                                               nn::IncrementalState* state, const torch::Tensor& positions) {
   // With a state, positions [0, cached) are in the self-attention caches already.
-  const int64_t cached = state ? state->length(layer_key(0) + ".self_attn.prev_key") : 0;
+  const int64_t cached = state ? state->length(decoder_layer_key(0) + ".self_attn.prev_key") : 0;
   torch::Tensor x = embed(prev_output_tokens, cached);
   const Memory& memory = encoder_out.at(kMemory);
   const torch::Tensor& mask = memory.padding_mask;

@@ -37,6 +37,7 @@ torch::Tensor DecoderLayerImpl::forward(torch::Tensor x, const torch::Tensor& me
   cross_call.cache_key = cache_key_ + ".encoder_attn." + memory_name_;
   cross_call.static_kv = true;
   cross_call.query_offset = position;
+  if (state && state->attention_requested(cache_key_)) cross_call.attention_out = state->attention_slot();
   x = residual_block(x, encoder_attn_layer_norm, pre, p, training,
                      [&](const torch::Tensor& h) { return encoder_attn(h, memory, memory, cross_call); });
 

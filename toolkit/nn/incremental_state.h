@@ -25,6 +25,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 #include "toolkit/nn/output_vocabulary.h"
 
@@ -52,6 +53,18 @@ class IncrementalState {
     output_vocabulary_ = std::move(vocabulary);
   }
   OutputVocabulary* output_vocabulary() const { return output_vocabulary_.get(); }
+
+  // Alignments (csan-generate --print-alignment): the decoder layer whose cache key is
+  // `layer_key` ("decoder.layers.3") leaves the probabilities of its attention over the
+  // encoder, averaged over the heads, in attention_slot() ([R, T', S] float) at each
+  // step; "" (the default): no layer does.
+  void request_attention(std::string layer_key) { attention_layer_ = std::move(layer_key); }
+  bool attention_requested(const std::string& layer_key) const {
+    return !attention_layer_.empty() && layer_key == attention_layer_;
+  }
+  torch::Tensor* attention_slot() { return &attention_; }
+  // What the requested layer left at the last step (undefined: nothing), cleared.
+  torch::Tensor take_attention() { return std::exchange(attention_, torch::Tensor()); }
 
   bool has(const std::string& key) const { return fixed_.count(key) > 0 || growing_.count(key) > 0; }
   // Positions held by a growing entry (0 when there is none).
@@ -179,6 +192,8 @@ class IncrementalState {
   std::unordered_map<std::string, Fixed> fixed_;
   std::unordered_map<std::string, Growing> growing_;
   std::shared_ptr<OutputVocabulary> output_vocabulary_;
+  std::string attention_layer_;
+  torch::Tensor attention_;
 };
 
 }  // namespace csan::nn

@@ -96,9 +96,9 @@ torch::Tensor unstack_groups(const torch::Tensor& x, int64_t groups, int64_t tq)
 torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const torch::Tensor& key,
                                               const torch::Tensor& value, const AttentionCall& call) {
   Step step = project_inputs(query, key, value, call);
-  if (fused_kernel_applies(step, call)) return fused_kernel(step, call);
+  if (!call.attention_out && fused_kernel_applies(step, call)) return fused_kernel(step, call);
   use_caches(step, call);
-  if (decoding_kernel_applies(step, call)) return decoding_kernel(step, call);
+  if (!call.attention_out && decoding_kernel_applies(step, call)) return decoding_kernel(step, call);
   return general_path(step, call);
 }
 
@@ -227,7 +227,7 @@ torch::Tensor MultiheadAttentionImpl::general_path(const Step& step, const Atten
   if (batch % k.size(0) != 0)
     throw Error("attention: " + std::to_string(batch) + " query rows for " + std::to_string(k.size(0)) + " key rows");
   int64_t groups = batch / k.size(0);
-  if (groups > 1 && (call.causal || !chain_->empty())) {
+  if (groups > 1 && (call.causal || !chain_->empty() || call.attention_out)) {
     k = k.repeat_interleave(groups, 0), v = v.repeat_interleave(groups, 0);
     if (key_padding_mask.defined()) key_padding_mask = key_padding_mask.repeat_interleave(groups, 0);
     groups = 1;
@@ -246,10 +246,12 @@ torch::Tensor MultiheadAttentionImpl::general_path(const Step& step, const Atten
   const double dropout = is_training() ? options_.attention_dropout : 0.0;
   torch::Tensor heads;
   if (AttentionEntry* computing = chain_->computing_entry()) {
+    if (call.attention_out)
+      throw Error("attention: this attention's entries compute its output themselves; its weights cannot be read");
     const ScopeContext context{step.self_attention ? tk - tq : 0, call.causal, step.self_attention};
     heads = computing->attend({q, k, v, key_padding_mask, dropout}, context, bias);
   }
-  if (!heads.defined()) heads = scaled_dot_product(q, k, v, key_padding_mask, call.causal, bias, dropout, inputs);
+  if (!heads.defined()) heads = scaled_dot_product(q, k, v, key_padding_mask, call.causal, bias, dropout, inputs, call.attention_out);
   if (groups > 1) heads = unstack_groups(heads, groups, tq);
 
   return project_output(heads.transpose(1, 2).reshape({batch, tq, d}), inputs);
@@ -258,7 +260,7 @@ torch::Tensor MultiheadAttentionImpl::general_path(const Step& step, const Atten
 torch::Tensor MultiheadAttentionImpl::scaled_dot_product(const torch::Tensor& q, const torch::Tensor& k,
                                                          const torch::Tensor& v, const torch::Tensor& key_padding_mask,
                                                          bool causal, const torch::Tensor& bias, double dropout,
-                                                         const AttentionInputs& inputs) {
+                                                         const AttentionInputs& inputs, torch::Tensor* attention_out) {
   const unsigned uses = chain_->uses();
   const int64_t tq = q.size(2), tk = k.size(2);
   torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1));  // [B, H, Tq, Tk]
@@ -275,6 +277,7 @@ torch::Tensor MultiheadAttentionImpl::scaled_dot_product(const torch::Tensor& q,
                             ? torch::softmax(scores, -1)
                             : torch::softmax(scores, -1, torch::kFloat).to(scores.scalar_type());
   if (uses & AttentionEntry::kProbabilities) probs = chain_->probabilities(probs, inputs);
+  if (attention_out) *attention_out = probs.mean(1).to(torch::kFloat);
   if (dropout > 0) probs = torch::dropout(probs, dropout, true);
   torch::Tensor heads = torch::matmul(probs, v);  // [B, H, Tq, d]
   if (uses & AttentionEntry::kValues) {

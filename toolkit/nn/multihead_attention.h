@@ -42,6 +42,10 @@ struct AttentionCall {
   // -1 lets self-attention derive it (keys 0 .. Tk-1 end at the last query); a
   // cross-attention's caller passes the decoder position (-1 there means 0).
   int64_t query_offset = -1;
+  // When set, receives the attention probabilities averaged over the heads, [B, Tq, Tk]
+  // float (alignments: csan-generate --print-alignment). The call then takes the general
+  // path, whose probabilities are explicit.
+  torch::Tensor* attention_out = nullptr;
 };
 
 class MultiheadAttentionImpl : public ProjectingModule {
@@ -115,7 +119,7 @@ class MultiheadAttentionImpl : public ProjectingModule {
   // scaled; q [B, H, Tq, d], k, v [B, H, Tk, d] -> [B, H, Tq, d].
   torch::Tensor scaled_dot_product(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                    const torch::Tensor& key_padding_mask, bool causal, const torch::Tensor& bias,
-                                   double dropout, const AttentionInputs& inputs);
+                                   double dropout, const AttentionInputs& inputs, torch::Tensor* attention_out);
 
   MultiheadAttentionOptions options_;
   int64_t head_dim_;

@@ -37,6 +37,9 @@ struct GenerateOptions {
   bool cpu = false;                          // --cpu: decode on the CPU even when a GPU is available
   std::string shortlist;                     // --shortlist FILE: lexical shortlist (build-shortlist)
   bool use_ema = false;                      // --use-ema: the checkpoints' EMA weights (translation)
+  std::string print_alignment;               // --print-alignment: "", hard or soft (generation/alignment.h)
+  bool alignment_words = false;              // --alignment-words: align words, not subword tokens
+  std::string constraints;                   // --constraints: "", ordered or unordered (raw input only)
 };
 
 // The task that wrote the checkpoint at `path`. Throws csan::Error naming the file when

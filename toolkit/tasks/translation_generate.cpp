@@ -45,7 +45,18 @@ std::unique_ptr<po::options_description> translation_generate_options(GenerateOp
       "quantize-skip", po::value<std::vector<std::string>>(&o.precision.quantize_skip)->multitoken(),
       "layers kept fp32 under bf16/int8 (parameter-name prefixes, e.g. decoder.output_projection)")(
       "shortlist", po::value<std::string>(&o.shortlist),
-      "lexical shortlist file (build-shortlist): the output layer scores only the batch's candidates");
+      "lexical shortlist file (build-shortlist): the output layer scores only the batch's candidates")(
+      "print-alignment", po::value<std::string>(&o.print_alignment)->implicit_value("hard"),
+      "an A- line per hypothesis: hard (source-target index pairs, the argmax of the attention) or soft "
+      "(the attention probabilities); fairseq's format")(
+      "alignment-layer", po::value<int64_t>(&o.search.alignment_layer)->default_value(-1),
+      "decoder layer whose attention over the source aligns, averaged over its heads (0-based; -1: the last, "
+      "fairseq's default; -2: the second to last)")(
+      "alignment-words", po::bool_switch(&o.alignment_words),
+      "align the whitespace words of the input and output instead of their subword tokens")(
+      "constraints", po::value<std::string>(&o.constraints)->implicit_value("ordered"),
+      "lexically constrained decoding (--input only): each input line is followed by tab-separated phrases that "
+      "every output must contain, in the given order (ordered) or in any order (unordered)");
   auto& s = o.search;
   po::options_description search("Search (translation checkpoints)");
   search.add_options()("beam", po::value<int64_t>(&s.beam)->default_value(5), "beam size")(

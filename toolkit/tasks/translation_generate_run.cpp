@@ -14,7 +14,10 @@
 #include "toolkit/core/error.h"
 #include "toolkit/core/progress.h"
 #include "toolkit/data/language_pair_dataset.h"
+#include "toolkit/generation/alignment.h"
 #include "toolkit/generation/batch_translator.h"
+#include "toolkit/generation/constraints.h"
+#include "toolkit/generation/ensemble_decoder.h"
 #include "toolkit/generation/output_format.h"
 #include "toolkit/generation/shortlist.h"
 #include "toolkit/generation/text_codec.h"
@@ -44,6 +47,7 @@ namespace {
 struct Pending {
   int64_t id = 0;
   std::vector<int64_t> src;  // ends with </s>; only </s>: an empty input
+  generation::Constraints constraints;
   std::optional<std::vector<int64_t>> ref;
   std::string source_text;
   std::optional<std::string> reference_text;
@@ -80,12 +84,20 @@ class ResultSink {
 // for the printed results and the summary's counts.
 class ChunkTranslator {
  public:
-  ChunkTranslator(const GenerateOptions& options, const LoadedEnsemble& ensemble)
-      : shortlist_(options.shortlist.empty()
+  // The codecs (for alignments over words) must outlive the translator.
+  ChunkTranslator(const GenerateOptions& options, const LoadedEnsemble& ensemble, const TextCodec& source_codec,
+                  const TextCodec& target_codec)
+      : alignment_(generation::parse_alignment_format(options.print_alignment)),
+        alignment_words_(options.alignment_words),
+        source_codec_(source_codec),
+        target_codec_(target_codec),
+        shortlist_(options.shortlist.empty()
                        ? nullptr
                        : std::make_unique<Shortlist>(
                              Shortlist::load(options.shortlist, ensemble.src_dict, ensemble.tgt_dict))),
-        translator_(ensemble, options.search,
+        translator_(ensemble,
+                    with_attention(options.search, alignment_ != generation::AlignmentFormat::none,
+                                   generation::parse_constraint_order(options.constraints)),
                     generation::BatchLimits{options.batch_size, options.max_tokens, options.parallel_batches},
                     shortlist_.get()) {}
 
@@ -95,6 +107,7 @@ class ChunkTranslator {
     for (size_t i = 0; i < chunk.size(); ++i) {
       sentences[i].src = std::move(chunk[i].src);
       if (chunk[i].ref) sentences[i].forced = std::move(*chunk[i].ref);
+      sentences[i].constraints = std::move(chunk[i].constraints);
     }
     auto hypotheses = translator_.translate(sentences);
     std::vector<SentenceResult> results(chunk.size());
@@ -103,6 +116,10 @@ class ChunkTranslator {
       results[i].source = std::move(chunk[i].source_text);
       results[i].reference = std::move(chunk[i].reference_text);
       results[i].hypotheses = std::move(hypotheses[i]);
+      if (alignment_ != generation::AlignmentFormat::none) {
+        results[i].with_alignments = true;
+        for (const auto& hyp : results[i].hypotheses) results[i].alignments.push_back(align(sentences[i].src, hyp));
+      }
       ++summary.sentences;
       if (!results[i].hypotheses.empty()) summary.tokens += static_cast<int64_t>(results[i].hypotheses[0].tokens.size());
     }
@@ -112,6 +129,24 @@ class ChunkTranslator {
   }
 
  private:
+  static generation::SearchOptions with_attention(generation::SearchOptions search, bool attention,
+                                                  generation::ConstraintOrder constraints) {
+    search.attention = attention;
+    search.constraints = constraints;
+    return search;
+  }
+  std::string align(const std::vector<int64_t>& src, const generation::Hypothesis& hyp) const {
+    const std::vector<int64_t> source_units = source_codec_.units(src, alignment_words_),
+                               target_units = target_codec_.units(hyp.tokens, alignment_words_);
+    if (alignment_ == generation::AlignmentFormat::hard)
+      return generation::hard_alignment(hyp.attention, source_units, target_units);
+    return generation::soft_alignment(hyp.attention, source_units, target_units, !alignment_words_);
+  }
+
+  generation::AlignmentFormat alignment_;  // --print-alignment
+  bool alignment_words_;
+  const TextCodec& source_codec_;
+  const TextCodec& target_codec_;
   std::unique_ptr<Shortlist> shortlist_;  // --shortlist
   generation::BatchTranslator translator_;
 };
@@ -121,6 +156,24 @@ void check_same_dictionary(const text::Dictionary& from_checkpoint, const std::s
   if (!(text::Dictionary::load(data_path) == from_checkpoint))
     throw Error(data_path + ": differs from the dictionary of " + checkpoint +
                 " (the model was trained on other data)");
+}
+
+int64_t max_target_positions(const LoadedEnsemble& ensemble) {
+  int64_t positions = std::numeric_limits<int64_t>::max();
+  for (const auto& m : ensemble.models) positions = std::min(positions, m->max_target_positions());
+  return positions;
+}
+
+// Constraints longer than the output may be are refused before anything is translated.
+void check_room(const generation::Constraints& constraints, const generation::SearchOptions& search,
+                int64_t src_length, int64_t max_target, const std::string& origin, int64_t line) {
+  int64_t tokens = 0;
+  for (const auto& c : constraints) tokens += static_cast<int64_t>(c.size());
+  const int64_t room = generation::max_output_length(search, src_length, max_target);
+  if (tokens > room)
+    throw Error::at(origin, static_cast<long>(line),
+                    "the constraints take " + std::to_string(tokens) + " tokens, more than the " +
+                        std::to_string(room) + " this sentence's output may have (--max-len-a/--max-len-b)");
 }
 
 int64_t max_source_positions(const LoadedEnsemble& ensemble) {
@@ -180,6 +233,16 @@ void validate_generate_options(const GenerateOptions& options) {
   if (options.buffer_size < 0) throw Error("--buffer-size: must not be negative (0: the batch size)");
   if (options.parallel_batches < 0) throw Error("--parallel-batches: must not be negative");
   parse_output_format(options.output_format);
+  const bool aligning = generation::parse_alignment_format(options.print_alignment) != generation::AlignmentFormat::none;
+  if (aligning && parse_output_format(options.output_format) != OutputFormat::Fairseq)
+    throw Error("--print-alignment: prints A- lines, which need --output-format fairseq");
+  if (!aligning && options.alignment_words) throw Error("--alignment-words: needs --print-alignment");
+  if (!aligning && options.search.alignment_layer != -1) throw Error("--alignment-layer: needs --print-alignment");
+  const auto constraints = generation::parse_constraint_order(options.constraints);
+  if (constraints != generation::ConstraintOrder::none && options.input.empty())
+    throw Error("--constraints: needs --input (the constraints follow each input line, tab-separated)");
+  if (constraints != generation::ConstraintOrder::none && options.search.sampling)
+    throw Error("--constraints: needs beam search (not --sampling)");
   if (options.paths.empty()) throw Error("--path: no checkpoint given");
 }
 
@@ -200,8 +263,11 @@ GenerateSummary translate(const GenerateOptions& options, const LoadedEnsemble& 
     throw Error("--beam: " + std::to_string(options.search.beam) + " exceeds the target vocabulary of " +
                 options.paths[0] + " (" + std::to_string(ensemble.tgt_dict.size()) + " types)");
 
+  if (!options.print_alignment.empty())  // refused before anything is translated
+    for (const auto& m : ensemble.models) generation::alignment_layer_key(*m, options.search.alignment_layer);
+
   GenerateSummary summary;
-  ChunkTranslator translator(options, ensemble);
+  ChunkTranslator translator(options, ensemble, source_codec, target_codec);
   const std::string subset = options.data_dir.empty() ? "input" : options.gen_subset;
   ResultSink sink(out, options.results_path, subset);
   std::vector<std::string> hyps, refs;  // detokenized, for BLEU
@@ -265,12 +331,23 @@ GenerateSummary translate(const GenerateOptions& options, const LoadedEnsemble& 
     std::vector<Pending> chunk;
     std::string line;
     ProgressLine progress("generate", 0);
+    const bool constrained = !options.constraints.empty();
+    const int64_t max_target = max_target_positions(ensemble);
     for (int64_t id = 0; std::getline(in, line); ++id) {
       Pending p;
       p.id = id;
+      if (constrained) {
+        auto split = generation::split_constraints(line, target_codec, ensemble.tgt_dict.unk(), origin,
+                                                   static_cast<long>(id + 1));
+        line = std::move(split.source);
+        p.constraints = std::move(split.constraints);
+      }
       // A source prefix (a multilingual model's language token) takes one of the positions.
       const bool prefixed = ensemble.source_prefix >= 0;
       EncodedLine encoded = source_codec.encode(line, origin, static_cast<long>(id + 1), max_source - prefixed);
+      if (constrained)
+        check_room(p.constraints, options.search, static_cast<int64_t>(encoded.ids.size()) + prefixed, max_target,
+                   origin, id + 1);
       if (encoded.truncated()) note_truncation(origin + ":" + std::to_string(id + 1), encoded.full_length);
       p.src = std::move(encoded.ids);
       if (prefixed && p.src.size() > 1) p.src.insert(p.src.begin(), ensemble.source_prefix);

@@ -86,6 +86,7 @@ ToyCorpus generate_toy_corpus(const ToyCorpusOptions& options) {
       split.target.push_back(join_tokens(render_toy_target(lexicon, sentence)));
       if (options.second_target_seed != 0)
         split.second_target.push_back(join_tokens(render_toy_target(second, sentence)));
+      split.alignment.push_back(pharaoh_line(toy_word_alignment(lexicon, sentence)));
     }
     return split;
   };
@@ -145,11 +146,12 @@ void write_multilingual_toy_corpus(const ToyCorpus& corpus, const std::string& d
 }
 
 void write_toy_corpus(const ToyCorpus& corpus, const std::string& dir, const std::string& source_lang,
-                      const std::string& target_lang) {
+                      const std::string& target_lang, bool alignments) {
   create_output_directory(dir);
   for (const auto& split : corpus.splits) {
     write_lines(dir + "/" + split.name + "." + source_lang, split.source);
     write_lines(dir + "/" + split.name + "." + target_lang, split.target);
+    if (alignments) write_lines(dir + "/" + split.name + ".align", split.alignment);
   }
 }
 

@@ -72,6 +72,7 @@ struct ToySplit {
   std::vector<std::string> source;
   std::vector<std::string> target;
   std::vector<std::string> second_target;  // with second_target_seed
+  std::vector<std::string> alignment;      // the true word alignment of each pair (pharaoh_line, toy_grammar.h)
 };
 
 struct ToyCorpus {
@@ -86,10 +87,11 @@ struct ToyCorpus {
 // sentences of at most max_words tokens exist than requested).
 ToyCorpus generate_toy_corpus(const ToyCorpusOptions& options);
 
-// Writes DIR/{train,valid,test}.{source_lang,target_lang}, each file atomically;
-// creates DIR if needed. Throws csan::Error naming the path on failure.
+// Writes DIR/{train,valid,test}.{source_lang,target_lang} (and with `alignments`
+// DIR/{train,valid,test}.align, the true word alignments), each file atomically; creates
+// DIR if needed. Throws csan::Error naming the path on failure.
 void write_toy_corpus(const ToyCorpus& corpus, const std::string& dir, const std::string& source_lang,
-                      const std::string& target_lang);
+                      const std::string& target_lang, bool alignments = false);
 
 // The multilingual toy: DIR/SPLIT.SRC-TGT.{SRC,TGT} and DIR/SPLIT.SRC-TGT2.{SRC,TGT2}
 // (csan-preprocess --task multilingual_translation's layout; TGT-SRC reads the first

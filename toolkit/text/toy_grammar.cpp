@@ -104,63 +104,115 @@ void check_sentence(const ToyLexicon& lex, const ToySentence& s) {
   }
 }
 
-void append(std::vector<std::string>& out, const std::vector<std::string>& words) {
-  out.insert(out.end(), words.begin(), words.end());
-}
+// Rendered tokens, each with the id of the source-structure element it expresses: the
+// tokens of the two languages that share an id are the sentence's true word alignment.
+struct Rendered {
+  std::vector<std::string> words;
+  std::vector<int> links;  // -1: expresses nothing of the other side (target "," and question particle)
+  void add(const std::string& word, int link) {
+    words.push_back(word);
+    links.push_back(link);
+  }
+  void add(const std::vector<std::string>& more, int link) {
+    for (const auto& w : more) add(w, link);
+  }
+};
+
+// Link ids: one block per clause; in it one block per noun phrase (subject, object,
+// place) with the determiner, each adjective (by source position) and the noun, then the
+// clause's single words. Sentence-level elements come after both clauses.
+constexpr int kClauseBlock = 100, kPhraseBlock = 20, kNounSlot = 10;
+enum ClausePart { kSubjectPhrase = 0, kObjectPhrase = 1, kPlacePhrase = 2 };
+enum ClauseWord { kPronounWord = 60, kVerbWord = 61, kPrepositionWord = 62, kAdverbialWord = 63 };
+constexpr int kConjunctionLink = 2 * kClauseBlock, kFinalPunctuationLink = 2 * kClauseBlock + 1;
+
+int phrase_link(int clause, int phrase, int slot) { return clause * kClauseBlock + phrase * kPhraseBlock + slot; }
+int clause_link(int clause, int slot) { return clause * kClauseBlock + slot; }
 
 // Source noun phrase: determiner, adjectives, noun (+s when plural).
-void source_noun_phrase(const ToyLexicon& lex, const ToyNounPhrase& np, std::vector<std::string>& out) {
-  append(out, lex.determiners[np.determiner].source);
-  for (size_t a : np.adjectives) append(out, lex.adjectives[a].source);
-  out.push_back(lex.source_noun(np.noun, np.plural));
+void source_noun_phrase(const ToyLexicon& lex, const ToyNounPhrase& np, int clause, int phrase, Rendered& out) {
+  out.add(lex.determiners[np.determiner].source, phrase_link(clause, phrase, 0));
+  for (size_t i = 0; i < np.adjectives.size(); ++i)
+    out.add(lex.adjectives[np.adjectives[i]].source, phrase_link(clause, phrase, 1 + static_cast<int>(i)));
+  out.add(lex.source_noun(np.noun, np.plural), phrase_link(clause, phrase, kNounSlot));
 }
 
 // Source clause: S V [particle] [O] [preposition NP] [adverbial].
-void source_clause(const ToyLexicon& lex, const ToyClause& c, std::vector<std::string>& out) {
+void source_clause(const ToyLexicon& lex, const ToyClause& c, int clause, Rendered& out) {
   if (c.pronoun)
-    append(out, lex.pronouns[*c.pronoun].source);
+    out.add(lex.pronouns[*c.pronoun].source, clause_link(clause, kPronounWord));
   else
-    source_noun_phrase(lex, c.subject, out);
-  out.push_back(lex.verbs[c.verb].source);
-  if (c.phrasal) out.push_back(lex.particles[lex.phrasal_verbs[*c.phrasal].particle]);
-  if (c.object) source_noun_phrase(lex, *c.object, out);
+    source_noun_phrase(lex, c.subject, clause, kSubjectPhrase, out);
+  out.add(lex.verbs[c.verb].source, clause_link(clause, kVerbWord));
+  if (c.phrasal) out.add(lex.particles[lex.phrasal_verbs[*c.phrasal].particle], clause_link(clause, kVerbWord));
+  if (c.object) source_noun_phrase(lex, *c.object, clause, kObjectPhrase, out);
   if (c.place) {
-    append(out, lex.prepositions[c.place->preposition].source);
-    source_noun_phrase(lex, c.place->object, out);
+    out.add(lex.prepositions[c.place->preposition].source, clause_link(clause, kPrepositionWord));
+    source_noun_phrase(lex, c.place->object, clause, kPlacePhrase, out);
   }
-  if (c.adverbial) append(out, lex.adverbials[*c.adverbial].source);
+  if (c.adverbial) out.add(lex.adverbials[*c.adverbial].source, clause_link(clause, kAdverbialWord));
 }
 
 // Target noun phrase: determiner, [compound modifier] noun, adjectives in mirror order;
 // determiner and adjectives agree with the noun's gender and number.
-void target_noun_phrase(const ToyLexicon& lex, const ToyNounPhrase& np, std::vector<std::string>& out) {
+void target_noun_phrase(const ToyLexicon& lex, const ToyNounPhrase& np, int clause, int phrase, Rendered& out) {
   const ToyNoun& noun = lex.nouns[np.noun];
-  out.push_back(ToyLexicon::target_agreeing(lex.determiners[np.determiner].target, noun.gender, np.plural));
-  if (!noun.target_modifier.empty()) out.push_back(noun.target_modifier);
-  out.push_back(lex.target_noun(np.noun, np.plural));
-  for (auto a = np.adjectives.rbegin(); a != np.adjectives.rend(); ++a)
-    out.push_back(ToyLexicon::target_agreeing(lex.adjectives[*a].target, noun.gender, np.plural));
+  out.add(ToyLexicon::target_agreeing(lex.determiners[np.determiner].target, noun.gender, np.plural),
+          phrase_link(clause, phrase, 0));
+  if (!noun.target_modifier.empty()) out.add(noun.target_modifier, phrase_link(clause, phrase, kNounSlot));
+  out.add(lex.target_noun(np.noun, np.plural), phrase_link(clause, phrase, kNounSlot));
+  for (size_t i = np.adjectives.size(); i-- > 0;)
+    out.add(ToyLexicon::target_agreeing(lex.adjectives[np.adjectives[i]].target, noun.gender, np.plural),
+            phrase_link(clause, phrase, 1 + static_cast<int>(i)));
 }
 
 // Target clause: [adverbial] S [O] [NP postposition] V, the verb agreeing with S.
-void target_clause(const ToyLexicon& lex, const ToyClause& c, std::vector<std::string>& out) {
-  if (c.adverbial) out.push_back(lex.adverbials[*c.adverbial].target);
+void target_clause(const ToyLexicon& lex, const ToyClause& c, int clause, Rendered& out) {
+  if (c.adverbial) out.add(lex.adverbials[*c.adverbial].target, clause_link(clause, kAdverbialWord));
   if (c.pronoun)
-    out.push_back(lex.pronouns[*c.pronoun].target);
+    out.add(lex.pronouns[*c.pronoun].target, clause_link(clause, kPronounWord));
   else
-    target_noun_phrase(lex, c.subject, out);
-  if (c.object) target_noun_phrase(lex, *c.object, out);
+    target_noun_phrase(lex, c.subject, clause, kSubjectPhrase, out);
+  if (c.object) target_noun_phrase(lex, *c.object, clause, kObjectPhrase, out);
   if (c.place) {
-    target_noun_phrase(lex, c.place->object, out);
-    out.push_back(lex.prepositions[c.place->preposition].target);
+    target_noun_phrase(lex, c.place->object, clause, kPlacePhrase, out);
+    out.add(lex.prepositions[c.place->preposition].target, clause_link(clause, kPrepositionWord));
   }
   const ToyVerb& verb = lex.verbs[c.verb];
   if (c.phrasal) {
-    out.push_back(ToyLexicon::target_verb_form(lex.phrasal_verbs[*c.phrasal].target, c.person()));
+    out.add(ToyLexicon::target_verb_form(lex.phrasal_verbs[*c.phrasal].target, c.person()), clause_link(clause, kVerbWord));
   } else {
-    if (!verb.target_noun.empty()) out.push_back(verb.target_noun);
-    out.push_back(ToyLexicon::target_verb_form(verb.target, c.person()));
+    if (!verb.target_noun.empty()) out.add(verb.target_noun, clause_link(clause, kVerbWord));
+    out.add(ToyLexicon::target_verb_form(verb.target, c.person()), clause_link(clause, kVerbWord));
   }
+}
+
+// Source sentence: clause [conjunction clause] ("." | "?").
+Rendered source_sentence(const ToyLexicon& lexicon, const ToySentence& s) {
+  check_sentence(lexicon, s);
+  Rendered out;
+  source_clause(lexicon, s.first, 0, out);
+  if (s.conjunction) {
+    out.add(lexicon.conjunctions[*s.conjunction].source, kConjunctionLink);
+    source_clause(lexicon, s.second, 1, out);
+  }
+  out.add(s.question ? "?" : ".", kFinalPunctuationLink);
+  return out;
+}
+
+// Target sentence: clause [, conjunction clause] [question particle] ("." | "?").
+Rendered target_sentence(const ToyLexicon& lexicon, const ToySentence& s) {
+  check_sentence(lexicon, s);
+  Rendered out;
+  target_clause(lexicon, s.first, 0, out);
+  if (s.conjunction) {
+    out.add(",", -1);
+    out.add(lexicon.conjunctions[*s.conjunction].target, kConjunctionLink);
+    target_clause(lexicon, s.second, 1, out);
+  }
+  if (s.question) out.add(lexicon.question_particle, -1);
+  out.add(s.question ? "?" : ".", kFinalPunctuationLink);
+  return out;
 }
 
 }  // namespace
@@ -181,32 +233,27 @@ ToySentence sample_toy_sentence(const ToyLexicon& lexicon, core::SplitMix64& ran
   return s;
 }
 
-// Source sentence: clause [conjunction clause] ("." | "?").
 std::vector<std::string> render_toy_source(const ToyLexicon& lexicon, const ToySentence& s) {
-  check_sentence(lexicon, s);
-  std::vector<std::string> out;
-  source_clause(lexicon, s.first, out);
-  if (s.conjunction) {
-    append(out, lexicon.conjunctions[*s.conjunction].source);
-    source_clause(lexicon, s.second, out);
-  }
-  out.push_back(s.question ? "?" : ".");
-  return out;
+  return source_sentence(lexicon, s).words;
 }
 
-// Target sentence: clause [, conjunction clause] [question particle] ("." | "?").
 std::vector<std::string> render_toy_target(const ToyLexicon& lexicon, const ToySentence& s) {
-  check_sentence(lexicon, s);
-  std::vector<std::string> out;
-  target_clause(lexicon, s.first, out);
-  if (s.conjunction) {
-    out.push_back(",");
-    out.push_back(lexicon.conjunctions[*s.conjunction].target);
-    target_clause(lexicon, s.second, out);
-  }
-  if (s.question) out.push_back(lexicon.question_particle);
-  out.push_back(s.question ? "?" : ".");
-  return out;
+  return target_sentence(lexicon, s).words;
+}
+
+std::vector<std::pair<size_t, size_t>> toy_word_alignment(const ToyLexicon& lexicon, const ToySentence& s) {
+  const Rendered source = source_sentence(lexicon, s), target = target_sentence(lexicon, s);
+  std::vector<std::pair<size_t, size_t>> pairs;
+  for (size_t j = 0; j < target.links.size(); ++j)
+    for (size_t i = 0; i < source.links.size(); ++i)
+      if (target.links[j] >= 0 && source.links[i] == target.links[j]) pairs.emplace_back(i, j);
+  return pairs;
+}
+
+std::string pharaoh_line(const std::vector<std::pair<size_t, size_t>>& pairs) {
+  std::string line;
+  for (const auto& [i, j] : pairs) line += (line.empty() ? "" : " ") + std::to_string(i) + "-" + std::to_string(j);
+  return line;
 }
 
 std::string join_tokens(const std::vector<std::string>& tokens) {

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "toolkit/core/splitmix64.h"
@@ -50,6 +51,15 @@ ToySentence sample_toy_sentence(const ToyLexicon& lexicon, core::SplitMix64& ran
 // breaks the grammar (an index out of range, an object on an intransitive verb...).
 std::vector<std::string> render_toy_source(const ToyLexicon& lexicon, const ToySentence& sentence);
 std::vector<std::string> render_toy_target(const ToyLexicon& lexicon, const ToySentence& sentence);
+
+// The true word alignment of the two renderings: (source index, target index) pairs, by
+// target then source index, linking the tokens that express the same element (a compound
+// noun's two words to the noun, a light-verb construction's to the verb, a two-word idiom
+// to its one target word, the agreement endings with their words). The target "," before a
+// conjunction and the question particle express nothing of the source: unaligned.
+std::vector<std::pair<size_t, size_t>> toy_word_alignment(const ToyLexicon& lexicon, const ToySentence& sentence);
+// Pairs as one line "i-j i-j ..." (Pharaoh format, 0-based, as fast_align and fairseq's A- lines).
+std::string pharaoh_line(const std::vector<std::pair<size_t, size_t>>& pairs);
 
 // Tokens joined by single spaces: one corpus line.
 std::string join_tokens(const std::vector<std::string>& tokens);

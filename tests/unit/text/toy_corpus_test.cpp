@@ -268,6 +268,9 @@ TEST(ToyGrammar, HeaderExamplesAreWhatSeedOneProduces) {
   question.question = true;
   EXPECT_EQ(join_tokens(render_toy_source(lex, question)), "ku tesuso du bugiza tezo be ki fokivus ?");
   EXPECT_EQ(join_tokens(render_toy_target(lex, question)), "sahi sila hom sota yutas lowekar su junekimo puhi ?");
+  // Checked by hand: pronoun, object "det adj noun" -> "det noun adj", the postposition
+  // after its noun phrase, the verb last; the question particle "puhi" (8) is unaligned.
+  EXPECT_EQ(pharaoh_line(toy_word_alignment(lex, question)), "0-0 2-1 4-2 3-3 6-4 7-5 5-6 1-7 8-9");
 
   ToySentence statement;
   statement.first.subject = ToyNounPhrase{det("du"), {adj("mulamo"), adj("kabu")}, noun("raza"), false};
@@ -275,6 +278,8 @@ TEST(ToyGrammar, HeaderExamplesAreWhatSeedOneProduces) {
   statement.first.adverbial = index_of(lex.adverbials, "dufiso", first_word);
   EXPECT_EQ(join_tokens(render_toy_source(lex, statement)), "du mulamo kabu raza dosa dufiso fune .");
   EXPECT_EQ(join_tokens(render_toy_target(lex, statement)), "hurito sila nupur nera hona karolo temit .");
+  // The two-word idiom to its one word, the mirrored adjectives, the light verb's two words to "dosa".
+  EXPECT_EQ(pharaoh_line(toy_word_alignment(lex, statement)), "5-0 6-0 0-1 3-2 2-3 1-4 4-5 4-6 7-7");
 }
 
 ToyCorpusOptions small_options(uint64_t seed) {
@@ -398,6 +403,11 @@ TEST(ToyCorpus, WritesOneFilePerSplitAndLanguage) {
     EXPECT_TRUE(fs::exists(dir / "out" / (split.name + ".de")));
   }
   EXPECT_EQ(std::distance(fs::directory_iterator(dir / "out"), fs::directory_iterator{}), 6);
+  write_toy_corpus(corpus, (dir / "aligned").string(), "de", "en", /*alignments=*/true);
+  const ToySplit& test = corpus.splits.at(2);
+  std::string alignments;
+  for (const auto& line : test.alignment) alignments += line + "\n";
+  EXPECT_EQ(csan::read_file((dir / "aligned" / "test.align").string()), alignments);
   fs::remove_all(dir);
 }
 
