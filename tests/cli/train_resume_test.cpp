@@ -109,6 +109,15 @@ TEST(TrainResume, RecipeAndDataChangesAreCheckedAgainstTheCheckpoint) {
   EXPECT_NE(r.err.find(finetuned + "/checkpoint_last.pt exists: resuming it"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("resumed from " + finetuned + "/checkpoint_last.pt at epoch "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(", update 2\n"), std::string::npos) << r.err;
+  // A save dir holding another run's checkpoint (here the base run's, trained from
+  // scratch) is not fine-tuned into: refused, its checkpoint untouched.
+  const std::string base_bytes = slurp(checkpoint);
+  r = train(data, save, {"--max-update", "7", "--finetune-from-model", finetuned + "/checkpoint_last.pt"});
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_EQ(count_lines(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("checkpoint.finetune_from_model"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(checkpoint + " already exists and is not a fine-tuning run"), std::string::npos) << r.err;
+  EXPECT_EQ(slurp(checkpoint), base_bytes);
 
   // One-line errors: no such checkpoint, a combination fairseq refuses too.
   r = train(reused, dir + "/nothing", {"--finetune-from-model", dir + "/missing.pt"});

@@ -30,6 +30,27 @@ std::optional<std::string> restore_path(const core::Config& cfg, const std::stri
                            (fs::path(restore).is_relative() ? " (nor " + in_save_dir + ")" : std::string()));
 }
 
+// A save dir that already holds a checkpoint continues only the fine-tuning run that wrote
+// it (the same command, rerun after an interruption, resumes); any other checkpoint there
+// (trained from scratch, or fine-tuned from another model) is refused rather than resumed
+// in place of the fine-tuning asked for. fairseq resumes whatever checkpoint_last it finds.
+void check_same_finetuning(const core::Config& cfg, const checkpoint::CheckpointMeta& saved, const std::string& path,
+                           const std::string& finetune) {
+  const core::Config saved_recipe =
+      core::Config::from_yaml_string(saved.recipe_yaml, cfg.schema(), path + " (embedded recipe)");
+  const std::string started_from = saved_recipe.get<std::string>("checkpoint.finetune_from_model");
+  auto same_file = [](const std::string& a, const std::string& b) {
+    std::error_code error;
+    return a == b || (!a.empty() && !b.empty() && fs::exists(a) && fs::exists(b) && fs::equivalent(a, b, error));
+  };
+  if (same_file(started_from, finetune)) return;
+  throw Error::for_key("checkpoint.finetune_from_model",
+                       path + " already exists and is " +
+                           (started_from.empty() ? std::string("not a fine-tuning run")
+                                                 : "a fine-tuning run from " + started_from) +
+                           ": fine-tune into another --save-dir, or resume it without --finetune-from-model");
+}
+
 }  // namespace
 
 ResumePoint open_resume_point(const core::Config& cfg, const Task& task, const std::string& save_dir) {
@@ -39,6 +60,7 @@ ResumePoint open_resume_point(const core::Config& cfg, const Task& task, const s
   if (const auto restore = restore_path(cfg, save_dir)) {
     resume.reader = std::make_unique<checkpoint::CheckpointReader>(*restore);
     if (!finetune.empty()) {
+      check_same_finetuning(cfg, resume.reader->meta(), *restore, finetune);
       resume.restart.finetune_from_model.clear();
       resume.note =
           *restore + " exists: resuming it (checkpoint.finetune_from_model " + finetune + " is for the start)";
