@@ -30,13 +30,19 @@ cp "$work/src" "$work/c0"
 paste "$work/src" <(awk '{ print (NF >= 2 ? $2 : $1) }' "$work/ref") > "$work/c1"
 paste "$work/src" <(awk '{ m = int((NF + 1) / 2); l = (NF >= 2 ? NF - 1 : NF);
   print (NF >= 2 ? $2 : $1) "\t" $m "\t" $l }' "$work/ref") > "$work/c3"
-rate() {  # sentences/s from the summary line
+rate() {  # sentences/s from the summary line; the translations in $work/out
   "$build/cli/csan-generate" --path "$checkpoint" --input "$1" --beam 5 --output-format plain "${@:2}" \
-    2> "$work/log" > /dev/null || { cat "$work/log" >&2; exit 1; }
+    2> "$work/log" > "$work/out" || { cat "$work/log" >&2; exit 1; }
   sed -n 's/.*sentences (.*) in [0-9.]*s (\([0-9.]*\) sentences\/s.*/\1/p' "$work/log"
 }
-printf '%-28s %s\n' "run ($sentences sentences)" "sentences/s"
-printf '%-28s %s\n' "unconstrained" "$(rate "$work/src")"
-printf '%-28s %s\n' "--constraints, 0 each" "$(rate "$work/c0" --constraints)"
-printf '%-28s %s\n' "--constraints, 1 each" "$(rate "$work/c1" --constraints)"
-printf '%-28s %s\n' "--constraints, 3 each" "$(rate "$work/c3" --constraints unordered)"
+# How many outputs hold every constraint of their line (as text; constraints are matched as
+# token sequences, so a constraint may also be the start of a longer word).
+kept() {  # INPUT
+  paste "$1" "$work/out" | awk -F'\t' '{ ok = 1; for (i = 2; i < NF; ++i) if (index($NF, $i) == 0) ok = 0; n += ok }
+    END { printf "%d of %d outputs hold all their constraints", n, NR }'
+}
+printf '%-28s %-12s %s\n' "run ($sentences sentences)" "sentences/s" "constraints"
+printf '%-28s %-12s\n' "unconstrained" "$(rate "$work/src")"
+printf '%-28s %-12s\n' "--constraints, 0 each" "$(rate "$work/c0" --constraints)"
+printf '%-28s %-12s %s\n' "--constraints, 1 each" "$(rate "$work/c1" --constraints)" "$(kept "$work/c1")"
+printf '%-28s %-12s %s\n' "--constraints, 3 each" "$(rate "$work/c3" --constraints unordered)" "$(kept "$work/c3")"
