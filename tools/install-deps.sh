@@ -27,6 +27,7 @@ done
 
 packages=(
   build-essential cmake pkg-config
+  ninja-build  # tools/build.sh's generator: compiles a target while the libraries it links still build
   libtorch-dev
   libopenblas0-openmp
   libgloo-dev
