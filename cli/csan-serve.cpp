@@ -58,7 +58,7 @@ int serve_main(int argc, char** argv) {
       "connections served at once, each on its own thread; more wait")(
       "read-timeout", po::value<int64_t>(&s.read_timeout_s)->default_value(5),
       "seconds a client may stay silent in the middle of a request")(
-      "release-memory-ms", po::value<int64_t>(&s.queue.release_memory_ms)->default_value(10000),
+      "release-memory-ms", po::value<int64_t>(&s.queue.release_memory_ms)->default_value(0),
       "give freed memory back to the system at most this often: after a batch, or when idle this long (0: never)")(
       "access-log", po::value<std::string>(&c.access_log), "append the access log to this file (default: stderr)");
   try {

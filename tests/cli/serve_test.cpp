@@ -367,7 +367,7 @@ TEST_F(ServeCli, ModelsHealthMetricsAndAccessLog) {
                                  "csan_serve_errors_total{kind=\"unknown_model\"} 1", "csan_serve_sentences_total 2",
                                  "csan_serve_batch_sentences_count 1", "csan_serve_request_duration_seconds_count 2",
                                  "csan_serve_queue_length{model=\"second\"} 0",
-                                 // --release-memory-ms's 10 s have not passed since the start
+                                 // --release-memory-ms is 0 (never) by default
                                  "csan_serve_memory_releases_total 0"})
     EXPECT_NE(metrics->body.find(line + "\n"), std::string::npos) << line << "\n" << metrics->body;
   const auto log = lines_of(read_file(dir + "/access.log"));

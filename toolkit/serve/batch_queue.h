@@ -36,7 +36,7 @@ struct QueueOptions {
   // the interval has passed, and when the queue has stayed empty that long after a batch.
   // Why: the allocator keeps every page a batch of a new shape touched, so a long-lived
   // server's resident memory otherwise creeps up to the sum of its batches' peaks.
-  int64_t release_memory_ms = 10000;
+  int64_t release_memory_ms = 0;
 };
 
 // The queue is full: the caller answers 503 with Retry-After.
