@@ -51,18 +51,19 @@ function(csan_add_component name)
       target_precompile_headers(csan_torch_pch PRIVATE ${PROJECT_SOURCE_DIR}/toolkit/torch_pch.h)
     endif()
     target_precompile_headers(${target} REUSE_FROM csan_torch_pch)
-    csan_unity_batches(${target})
   endif()
+  csan_unity_batches(${target})
 endfunction()
 
-# Unity batches for torch targets. GCC finishes every translation unit that saw
-# torch/torch.h by instantiating the templates the header left pending: seconds of CPU per
-# file even with the precompiled header, more than most of our files cost themselves.
-# Compiling a target's files in batches of CSAN_UNITY_BATCH pays that once per batch
-# (a clean build on 2 cores: see docs/development.md). Files keep their own names in anonymous
-# namespaces unique within a folder for this; per-file flags (vector_clones kernels,
-# run_info's version define) keep those files out of the batches.
-option(CSAN_UNITY_BUILD "Compile torch targets in unity batches (faster clean builds)" ON)
+# Unity batches. GCC finishes every translation unit that saw torch/torch.h by
+# instantiating the templates the header left pending: seconds of CPU per file even with
+# the precompiled header, more than most of our files cost themselves; nlohmann/json.hpp
+# and gtest cost the torch-free files 2-3 s each the same way. Compiling a target's files
+# in batches of CSAN_UNITY_BATCH pays that once per batch (a clean build on 2 cores: see
+# docs/development.md). Files keep their own names in anonymous namespaces unique within a
+# folder for this; per-file flags (vector_clones kernels, run_info's version define) keep
+# those files out of the batches.
+option(CSAN_UNITY_BUILD "Compile targets in unity batches (faster clean builds)" ON)
 set(CSAN_UNITY_BATCH 8 CACHE STRING "Source files per unity batch")
 function(csan_unity_batches target)
   if(CSAN_UNITY_BUILD)

@@ -124,6 +124,26 @@ TEST(CsanTable2, BadOptionsAreOneLineErrors) {
   }
 }
 
+// tools/experiments/multilingual-multi30k.sh (hours in full; its --quick is not run here): its
+// own options are checked before anything is written.
+TEST(MultilingualMulti30k, BadOptionsAreOneLineErrors) {
+  const std::string script = std::string(CSAN_SOURCE_DIR) + "/tools/experiments/multilingual-multi30k.sh";
+  const fs::path out = csan::testing::make_temp_dir("csan_multilingual_options");
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{{"--max-update"},
+                                                                                    {"--max-update", "0"},
+                                                                                    {"--max-update", "ten"},
+                                                                                    {"--lang-tok-style", "both"},
+                                                                                    {"--seeds", "1,2"}}) {
+    std::vector<std::string> argv = {"/bin/bash", script, "--quick", "--out", out.string(), "--build", kBuildDir};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const auto result = run(argv);
+    EXPECT_NE(result.exit_code, 0) << args[0];
+    EXPECT_TRUE(is_one_line(result.err)) << result.err;
+    EXPECT_NE(result.err.find(args[0]), std::string::npos) << result.err;
+  }
+  EXPECT_TRUE(fs::is_empty(out)) << "nothing written before the options are checked";
+}
+
 // CCN against the Transformer with one recipe (ccn-tiny.yaml, --arch transformer_tiny):
 // the table has both systems, CCN with its second branch's and crossed decoder's
 // parameters, scores, and a p-value against the Transformer.

@@ -50,9 +50,9 @@ struct Corpus {
   std::vector<PieceCorpus> pieces;  // per language, train only
 };
 
-class Pipeline {
+class MultilingualPipeline {
  public:
-  explicit Pipeline(const MultilingualPreprocessOptions& m) : m_(m), o_(m.base), langs_(pair_languages(m.pairs)) {}
+  explicit MultilingualPipeline(const MultilingualPreprocessOptions& m) : m_(m), o_(m.base), langs_(pair_languages(m.pairs)) {}
 
   PreprocessSummary run() {
     const auto start = std::chrono::steady_clock::now();
@@ -208,7 +208,7 @@ std::string pair_prefix(const std::string& prefix, const LangPair& pair) {
 }
 
 PreprocessSummary preprocess_multilingual(const MultilingualPreprocessOptions& options) {
-  return Pipeline(options).run();
+  return MultilingualPipeline(options).run();
 }
 
 }  // namespace csan::data

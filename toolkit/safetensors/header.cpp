@@ -17,8 +17,6 @@ using json = nlohmann::json;
 
 constexpr size_t kLongestNameShown = 120;
 
-[[noreturn]] void fail(const std::string& where, const std::string& what) { throw Error(where + ": " + what); }
-
 using utf8::printable;
 
 // What a duplicate key is called, by the object it is in: the header itself, the metadata
@@ -172,6 +170,8 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
   return out + "]";
 }
+
+void fail(const std::string& where, const std::string& what) { throw Error(where + ": " + what); }
 
 Header parse_header(std::string_view text, uint64_t data_size, const std::string& where) {
   const json root = parse_json(text, where);

@@ -33,6 +33,10 @@ struct Header {
 // cover the region exactly. Throws csan::Error "WHERE: ..." naming the tensor and field.
 Header parse_header(std::string_view text, uint64_t data_size, const std::string& where);
 
+// Throws csan::Error "WHERE: WHAT": the layer's one-line errors name the file (or the
+// header's source) first.
+[[noreturn]] void fail(const std::string& where, const std::string& what);
+
 // A name for a one-line message: in single quotes, control characters escaped, cut short
 // when very long.
 std::string in_quotes(std::string_view name);

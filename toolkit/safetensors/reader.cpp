@@ -13,7 +13,6 @@ namespace csan::safetensors {
 
 namespace {
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) { throw Error(path + ": " + what); }
 
 // The digits of csan's checksum when the header starts as csan writes it, else "".
 std::string_view stored_checksum(const char* file, size_t header_end) {

@@ -19,7 +19,6 @@ namespace csan::safetensors {
 
 namespace {
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) { throw Error(path + ": " + what); }
 
 // A failure of the file itself inside a producer's sink: reported as it is, not as the
 // producer's.

@@ -9,16 +9,11 @@
 #include "toolkit/core/utf8.h"
 #include "toolkit/scoring/ngram_counts.h"
 #include "toolkit/scoring/parallel.h"
+#include "toolkit/scoring/report_format.h"
 #include "toolkit/scoring/unicode.h"
 
 namespace csan::scoring {
 namespace {
-
-std::string format_fixed(double value, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
 
 // sacreBLEU's my_log: log(0) is a large negative number instead of -inf.
 double log_or_floor(double x) { return x == 0.0 ? -9999999999.0 : std::log(x); }

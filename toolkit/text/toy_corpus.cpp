@@ -67,7 +67,7 @@ ToyCorpus generate_toy_corpus(const ToyCorpusOptions& options) {
   std::unordered_set<std::string> used;  // source sentences already in some split
 
   auto draw_split = [&](const std::string& name, size_t count) {
-    ToySplit split{name, {}, {}, {}};
+    ToySplit split{name, {}, {}, {}, {}};
     size_t fruitless = 0;
     while (split.source.size() < count) {
       ToySentence sentence = sample_toy_sentence(lexicon, random);
