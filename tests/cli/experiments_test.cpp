@@ -133,6 +133,7 @@ TEST(MultilingualMulti30k, BadOptionsAreOneLineErrors) {
                                                                                     {"--max-update", "0"},
                                                                                     {"--max-update", "ten"},
                                                                                     {"--lang-tok-style", "both"},
+                                                                                    {"--recipe", "/nonexistent.yaml"},
                                                                                     {"--seeds", "1,2"}}) {
     std::vector<std::string> argv = {"/bin/bash", script, "--quick", "--out", out.string(), "--build", kBuildDir};
     argv.insert(argv.end(), args.begin(), args.end());

@@ -9,7 +9,7 @@
 # csan-score (BLEU and chrF2) and writes OUT/results.md.
 #
 #   tools/experiments/multilingual-multi30k.sh [--quick] [--out DIR] [--build DIR] [--data DIR] [--seed N]
-#          [--precision P] [--lang-tok-style encoder|decoder] [--max-update N]
+#          [--precision P] [--lang-tok-style encoder|decoder] [--max-update N] [--recipe FILE]
 #
 # full     Multi30k (--data, default ../shared/data/multi30k: raw train, val, test2016 .en/.de),
 #          recipes/multi30k-small.yaml (d 256, FFN 1024, 4 heads, 3 + 3 layers, joint 8k
@@ -21,13 +21,15 @@
 #          encoder: before the source).
 # --max-update N  stop each of the three trainings after N updates instead of the recipe's
 #          (a shorter comparison when hours are not available; results.md says N).
+# --recipe FILE  train the three models with FILE instead of multi30k-small.yaml (e.g.
+#          recipes/tiny-transformer.yaml: a smaller model, minutes instead of hours).
 # Rerunning continues: data and finished steps are kept, training resumes from
 # checkpoint_last.pt. Only the executables' command lines are used.
 set -euo pipefail
 experiment=multilingual-multi30k
 experiment_flags=()
 source "$(dirname "$0")/common.sh"
-lang_tok_style=encoder max_update=""
+lang_tok_style=encoder max_update="" recipe_given=""
 args=()
 while (($#)); do
   case "$1" in
@@ -40,6 +42,11 @@ while (($#)); do
       (($# >= 2)) || die "--max-update needs a value"
       [[ $2 =~ ^[1-9][0-9]{0,8}$ ]] || die "--max-update '$2': expected a positive integer"
       max_update=$2
+      shift ;;
+    --recipe)
+      (($# >= 2)) || die "--recipe needs a value"
+      [ -f "$2" ] && [ -r "$2" ] || die "--recipe '$2': no such readable file"
+      recipe_given=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
       shift ;;
     *) args+=("$1") ;;
   esac
@@ -64,6 +71,10 @@ fi
 if [ -n "$max_update" ]; then
   train_args+=(--max-update "$max_update")
   setting="$setting Every training stopped after $max_update updates (--max-update), not the recipe's."
+fi
+if [ -n "$recipe_given" ]; then
+  setting="$setting The three models trained with ${recipe_given#$root/} (--recipe) instead."
+  recipe=$recipe_given
 fi
 a=$src b=$tgt
 
