@@ -89,9 +89,10 @@ TEST(TrainResume, RecipeAndDataChangesAreCheckedAgainstTheCheckpoint) {
   EXPECT_EQ(count_lines(r.err), 1u) << r.err;
   EXPECT_NE(r.err.find(other + "/dict.src.txt: differs from the one in " + checkpoint), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("csan-preprocess --from-checkpoint"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("add --reuse-dictionaries"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(finetuned));
   // ... and runs once csan-preprocess binarized it with the checkpoint's model and
-  // dictionaries (the languages come from the checkpoint too).
+  // dictionaries (the languages come from the checkpoint too) ...
   const std::string reused = dir + "/b-reused";
   r = run({bin("csan-preprocess"), "--trainpref", dir + "/b/raw/train", "--validpref", dir + "/b/raw/valid",
            "--destdir", reused, "--from-checkpoint", checkpoint, "--workers", "1"});
@@ -99,16 +100,41 @@ TEST(TrainResume, RecipeAndDataChangesAreCheckedAgainstTheCheckpoint) {
   for (const std::string& file : {"/dict.src.txt", "/dict.tgt.txt", "/spm.model"})
     EXPECT_EQ(slurp(reused + file), slurp(data + file)) << file;
   EXPECT_NE(slurp(reused + "/train.src-tgt.src.bin"), slurp(data + "/train.src-tgt.src.bin"));
-  r = train(reused, finetuned, {"--max-update", "2", "--finetune-from-model", checkpoint});
+  // ... or csan-train --reuse-dictionaries did the same, into SAVE_DIR/data-rebinarized: the
+  // same files, byte for byte, as csan-preprocess --from-checkpoint wrote.
+  const std::string rebinarized = finetuned + "/data-rebinarized";
+  r = train(other, finetuned, {"--max-update", "2", "--finetune-from-model", checkpoint, "--reuse-dictionaries"});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.err.find("wrote " + rebinarized + ": " + other + "'s raw text binarized with"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("data " + rebinarized + " (src -> tgt)"), std::string::npos) << r.err;
+  size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(reused)) {
+    const std::string name = entry.path().filename().string();
+    EXPECT_EQ(slurp(rebinarized + "/" + name), slurp(entry.path().string())) << name;
+    ++files;
+  }
+  EXPECT_EQ(files, 10u);  // preprocess.json, spm.model, 2 dictionaries, 2 splits x 2 sides x .bin/.idx
+  EXPECT_EQ(static_cast<size_t>(std::distance(fs::directory_iterator(rebinarized), fs::directory_iterator())), files);
   EXPECT_NE(r.err.find("fine-tuning from " + checkpoint + " (update 6): its weights only"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("reached max_update 2"), std::string::npos) << r.err;  // counted from 0, not 6
-  // The same command again resumes the fine-tuning run (fairseq's rule), here up to 3.
-  r = train(reused, finetuned, {"--max-update", "3", "--finetune-from-model", checkpoint});
+  // The same command again resumes the fine-tuning run (fairseq's rule), here up to 3, on
+  // the re-binarized data as it is.
+  const auto rebinarized_at = fs::last_write_time(rebinarized + "/train.src-tgt.src.bin");
+  r = train(other, finetuned, {"--max-update", "3", "--finetune-from-model", checkpoint, "--reuse-dictionaries"});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.err.find("reusing " + rebinarized + ": "), std::string::npos) << r.err;
+  EXPECT_EQ(fs::last_write_time(rebinarized + "/train.src-tgt.src.bin"), rebinarized_at);
   EXPECT_NE(r.err.find(finetuned + "/checkpoint_last.pt exists: resuming it"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("resumed from " + finetuned + "/checkpoint_last.pt at epoch "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(", update 2\n"), std::string::npos) << r.err;
+  // Data that has the checkpoint's dictionaries already is trained on as it is (here: none
+  // of the updates is left to do).
+  r = train(reused, finetuned, {"--max-update", "3", "--finetune-from-model", checkpoint, "--reuse-dictionaries"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.err.find(reused + " has the SentencePiece model and dictionaries of " + checkpoint + " already"),
+            std::string::npos)
+      << r.err;
   // A save dir holding another run's checkpoint (here the base run's, trained from
   // scratch) is not fine-tuned into: refused, its checkpoint untouched.
   const std::string base_bytes = slurp(checkpoint);
@@ -137,6 +163,46 @@ TEST(TrainResume, RecipeAndDataChangesAreCheckedAgainstTheCheckpoint) {
   EXPECT_EQ(r.exit_code, 1) << describe(r);
   EXPECT_EQ(count_lines(r.err), 1u) << r.err;
   EXPECT_NE(r.err.find(data + "/dict.src.txt"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/nothing"));
+
+  // --reuse-dictionaries: one-line errors before anything is written, for no checkpoint to
+  // take the dictionaries from, a task without dictionaries, a data directory without
+  // preprocess.json, one that records no raw training text, a recorded raw file that is
+  // gone, and a save dir whose data-rebinarized holds other data.
+  auto refused = [&](const std::string& data_dir, const std::string& save_dir, std::vector<std::string> extra,
+                     const std::string& needle) {
+    extra.push_back("--reuse-dictionaries");
+    const auto result = train(data_dir, save_dir, extra);
+    EXPECT_EQ(result.exit_code, 1) << describe(result);
+    EXPECT_EQ(count_lines(result.err), 1u) << result.err;
+    EXPECT_NE(result.err.find(needle), std::string::npos) << needle << " in " << result.err;
+  };
+  refused(other, dir + "/nothing", {},
+          "key 'checkpoint.reuse_dictionaries': needs a checkpoint to take the dictionaries from");
+  refused(other, dir + "/nothing", {"--finetune-from-model", checkpoint, "--set", "task.name=tagging"},
+          "key 'checkpoint.reuse_dictionaries': task tagging cannot re-binarize its data with a checkpoint's "
+          "dictionaries (translation can)");
+  const std::string edited = dir + "/c";
+  fs::copy(other, edited);
+  auto record_with = [&](const std::string& from, const std::string& to) {
+    std::string record = slurp(other + "/preprocess.json");
+    const size_t at = record.find(from);
+    ASSERT_NE(at, std::string::npos) << record;
+    std::ofstream(edited + "/preprocess.json") << record.replace(at, from.size(), to);
+  };
+  record_with("[\"" + dir + "/b/raw/train\"]", "[]");
+  refused(edited, dir + "/nothing", {"--finetune-from-model", checkpoint},
+          edited + "/preprocess.json: records no raw training text (trainpref)");
+  record_with("\"" + dir + "/b/raw/valid\"", "\"" + dir + "/b/raw/gone\"");
+  refused(edited, dir + "/nothing", {"--finetune-from-model", checkpoint},
+          dir + "/b/raw/gone.src: no such file (raw text of the validpref recorded in " + edited + "/preprocess.json");
+  record_with("[\"" + dir + "/b/raw/valid\"]", "[]");
+  const std::string finetuned_bytes = slurp(finetuned + "/checkpoint_last.pt");
+  refused(edited, finetuned, {"--finetune-from-model", checkpoint}, rebinarized + ": holds other data than");
+  EXPECT_EQ(slurp(finetuned + "/checkpoint_last.pt"), finetuned_bytes);
+  fs::remove(edited + "/preprocess.json");
+  refused(edited, dir + "/nothing", {"--finetune-from-model", checkpoint},
+          edited + "/preprocess.json: missing (not a directory written by csan-preprocess)");
   EXPECT_FALSE(fs::exists(dir + "/nothing"));
 }
 
