@@ -114,7 +114,7 @@ TEST(TrainResume, RecipeAndDataChangesAreCheckedAgainstTheCheckpoint) {
     EXPECT_EQ(slurp(rebinarized + "/" + name), slurp(entry.path().string())) << name;
     ++files;
   }
-  EXPECT_EQ(files, 10u);  // preprocess.json, spm.model, 2 dictionaries, 2 splits x 2 sides x .bin/.idx
+  EXPECT_EQ(files, 12u);  // preprocess.json, spm.model, 2 dictionaries, 2 splits x 2 sides x .bin/.idx
   EXPECT_EQ(static_cast<size_t>(std::distance(fs::directory_iterator(rebinarized), fs::directory_iterator())), files);
   EXPECT_NE(r.err.find("fine-tuning from " + checkpoint + " (update 6): its weights only"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("reached max_update 2"), std::string::npos) << r.err;  // counted from 0, not 6
@@ -128,11 +128,12 @@ TEST(TrainResume, RecipeAndDataChangesAreCheckedAgainstTheCheckpoint) {
   EXPECT_NE(r.err.find(finetuned + "/checkpoint_last.pt exists: resuming it"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("resumed from " + finetuned + "/checkpoint_last.pt at epoch "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(", update 2\n"), std::string::npos) << r.err;
-  // Data that has the checkpoint's dictionaries already is trained on as it is (here: none
-  // of the updates is left to do).
+  // Data that has the checkpoint's dictionaries already (those of the run's own
+  // checkpoint_last.pt, which it resumes) is trained on as it is (here: no update is left).
   r = train(reused, finetuned, {"--max-update", "3", "--finetune-from-model", checkpoint, "--reuse-dictionaries"});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
-  EXPECT_NE(r.err.find(reused + " has the SentencePiece model and dictionaries of " + checkpoint + " already"),
+  EXPECT_NE(r.err.find(reused + " has the SentencePiece model and dictionaries of " + finetuned +
+                       "/checkpoint_last.pt already"),
             std::string::npos)
       << r.err;
   // A save dir holding another run's checkpoint (here the base run's, trained from

@@ -52,6 +52,21 @@ data::PreprocessOptions recorded_options(const std::string& data_dir) {
   return o;
 }
 
+// `destdir` holds what `settings` would write: the same record, and the vocabulary `v`.
+// The record's from_checkpoint may name another file with that vocabulary (a resumed
+// fine-tuning run takes it from its own checkpoint_last.pt).
+bool same_data(const std::string& destdir, const std::string& settings, const CheckpointVocabulary& v) {
+  const std::string record = file_or_empty(destdir + "/" + data::kSettingsFile);
+  if (record.empty() || !holds_vocabulary(destdir, v)) return false;
+  auto without_checkpoint = [](const std::string& text) {
+    auto json = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (json.is_object()) json.erase("from_checkpoint");
+    return json;
+  };
+  const auto existing = without_checkpoint(record);
+  return !existing.is_discarded() && existing == without_checkpoint(settings);
+}
+
 void check_raw_files(const data::PreprocessOptions& o, const std::string& record_path) {
   const std::pair<const char*, const std::vector<std::string>*> prefixes[] = {
       {"trainpref", &o.trainpref}, {"validpref", &o.validpref}, {"testpref", &o.testpref}};
@@ -86,8 +101,7 @@ RebinarizedData rebinarize_with_checkpoint(const std::string& data_dir, const st
   const std::string what = data_dir + "'s raw text binarized with the SentencePiece model and dictionaries of " +
                            checkpoint + " (--reuse-dictionaries)";
   if (fs::exists(destdir)) {
-    if (file_or_empty(destdir + "/" + data::kSettingsFile) == settings)
-      return {destdir, "reusing " + destdir + ": " + what};
+    if (same_data(destdir, settings, v)) return {destdir, "reusing " + destdir + ": " + what};
     throw Error(destdir + ": holds other data than " + what +
                 "; remove it, or fine-tune into another --save-dir");
   }
