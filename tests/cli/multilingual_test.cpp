@@ -181,9 +181,9 @@ TEST(Multilingual, BadValuesAreOneLineErrors) {
   const auto trained = train("src-tgt,src-tgu", {"--lang-tok-style", "decoder", "--max-update", "3"});
   ASSERT_EQ(trained.exit_code, 0) << describe(trained);
   EXPECT_NE(trained.err.find("language tokens on the decoder side"), std::string::npos) << trained.err;
-  const auto generated = run({bin("csan-generate"), "--path", dir + "/ckpt/checkpoint_last.pt", "--input",
-                              dir + "/raw/test.src-tgt.src", "--source-lang", "src", "--target-lang", "tgu", "--beam",
-                              "2", "--max-len-a", "0", "--max-len-b", "6"});
+  const auto generated =
+      run({bin("csan-generate"), "--path", dir + "/ckpt/checkpoint_last.pt", "--input", dir + "/raw/test.src-tgt.src",
+           "--source-lang", "src", "--target-lang", "tgu", "--beam", "2", "--max-len-a", "0", "--max-len-b", "6"});
   ASSERT_EQ(generated.exit_code, 0) << describe(generated);
   std::istringstream lines(generated.out);
   int hypotheses = 0;

@@ -588,9 +588,9 @@ TEST_F(ServeCli, MultilingualCheckpointServesTheGivenPairs) {
   const std::string checkpoint = dir + "/ckpt/checkpoint_last.pt";
   const auto input = lines_of(read_file(dir + "/raw/test.src-tgt.src"));
   auto generate = [&](const std::string& target) {
-    const auto g = run({bin("csan-generate"), "--path", checkpoint, "--input", dir + "/raw/test.src-tgt.src",
-                        "--source-lang", "src", "--target-lang", target, "--output-format", "plain", "--max-len-a",
-                        "0", "--max-len-b", "6"});
+    const auto g =
+        run({bin("csan-generate"), "--path", checkpoint, "--input", dir + "/raw/test.src-tgt.src", "--source-lang",
+             "src", "--target-lang", target, "--output-format", "plain", "--max-len-a", "0", "--max-len-b", "6"});
     EXPECT_EQ(g.exit_code, 0) << describe(g);
     return lines_of(g.out);
   };
@@ -600,7 +600,8 @@ TEST_F(ServeCli, MultilingualCheckpointServesTheGivenPairs) {
   auto client = server.client();
   std::vector<std::vector<std::string>> replies;
   for (const std::string target : {"tgt", "tgu"}) {
-    const json reply = post(client, {{"model", "to-" + target}, {"q", input}, {"max_len_a", 0.0}, {"max_len_b", 6}}, 200);
+    const json reply =
+        post(client, {{"model", "to-" + target}, {"q", input}, {"max_len_a", 0.0}, {"max_len_b", 6}}, 200);
     replies.push_back(texts(reply));
     EXPECT_EQ(replies.back(), generate(target)) << target;
   }
@@ -610,8 +611,9 @@ TEST_F(ServeCli, MultilingualCheckpointServesTheGivenPairs) {
   EXPECT_EQ(models["models"][1]["target_language"], "tgu");
   r = run({bin("csan-serve"), "--port", "0", "--path", checkpoint});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("source_lang: required for a multilingual model (" + checkpoint + " translates src-tgt,src-tgu)"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("source_lang: required for a multilingual model (" + checkpoint + " translates src-tgt,src-tgu)"),
+      std::string::npos)
       << r.err;
 }
 

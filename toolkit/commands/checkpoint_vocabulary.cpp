@@ -76,8 +76,8 @@ CheckpointVocabularyFiles::CheckpointVocabularyFiles(data::PreprocessOptions& p,
   auto check_lang = [&](std::string& given, const std::string& saved, const char* option) {
     if (given.empty()) given = saved;
     if (given != saved)
-      throw Error::for_key(option,
-                           "'" + given + "' but " + p.from_checkpoint + " translates " + v.src_lang + " -> " + v.tgt_lang);
+      throw Error::for_key(
+          option, "'" + given + "' but " + p.from_checkpoint + " translates " + v.src_lang + " -> " + v.tgt_lang);
   };
   check_lang(p.source_lang, v.src_lang, "source-lang");
   check_lang(p.target_lang, v.tgt_lang, "target-lang");

@@ -93,8 +93,8 @@ RebinarizedData rebinarize_with_checkpoint(const std::string& data_dir, const st
   o.from_checkpoint = checkpoint;
   const std::string record_path = data_dir + "/" + data::kSettingsFile;
   if (o.source_lang != v.src_lang || o.target_lang != v.tgt_lang)
-    throw Error(record_path + ": the data translates " + o.source_lang + " -> " + o.target_lang + " but " +
-                    checkpoint + " " + v.src_lang + " -> " + v.tgt_lang,
+    throw Error(record_path + ": the data translates " + o.source_lang + " -> " + o.target_lang + " but " + checkpoint +
+                    " " + v.src_lang + " -> " + v.tgt_lang,
                 ErrorKind::bad_input);
   CheckpointVocabularyFiles vocabulary(o, v);
   const std::string settings = data::render_settings(data::settings_of(o));
@@ -102,8 +102,7 @@ RebinarizedData rebinarize_with_checkpoint(const std::string& data_dir, const st
                            checkpoint + " (--reuse-dictionaries)";
   if (fs::exists(destdir)) {
     if (same_data(destdir, settings, v)) return {destdir, "reusing " + destdir + ": " + what};
-    throw Error(destdir + ": holds other data than " + what +
-                "; remove it, or fine-tune into another --save-dir");
+    throw Error(destdir + ": holds other data than " + what + "; remove it, or fine-tune into another --save-dir");
   }
   check_raw_files(o, record_path);
   const auto summary = data::preprocess(o);

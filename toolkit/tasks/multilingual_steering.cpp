@@ -26,12 +26,11 @@ data::LangPair multilingual_pair(const checkpoint::CheckpointMeta& meta, const s
                                                                      {target_option, target_lang}};
   for (const auto& [option, lang] : given) {
     if (lang.empty())
-      throw Error(option + ": required for a multilingual model (" + path + " translates " + meta.get("lang_pairs") +
-                      ")",
-                  ErrorKind::bad_option);
+      throw Error(
+          option + ": required for a multilingual model (" + path + " translates " + meta.get("lang_pairs") + ")",
+          ErrorKind::bad_option);
     if (std::find(langs.begin(), langs.end(), lang) == langs.end())
-      throw Error(option + ": '" + lang + "' is not a language of " + path + " (" + known + ")",
-                  ErrorKind::bad_option);
+      throw Error(option + ": '" + lang + "' is not a language of " + path + " (" + known + ")", ErrorKind::bad_option);
   }
   const data::LangPair pair{source_lang, target_lang};
   if (std::find(pairs.begin(), pairs.end(), pair) == pairs.end())

@@ -36,10 +36,10 @@ core::Config with_reused_dictionaries(const core::Config& cfg) {
   const std::string save_dir = cfg.get<std::string>("checkpoint.save_dir");
   const std::string checkpoint = training::restore_path(cfg, save_dir).value_or(restart.finetune_from_model);
   if (checkpoint.empty())
-    throw Error::for_key(kKey, "needs a checkpoint to take the dictionaries from: --finetune-from-model CKPT or "
-                               "--restore-file CKPT (" +
-                                   (std::filesystem::path(save_dir) / "checkpoint_last.pt").string() +
-                                   " does not exist)");
+    throw Error::for_key(kKey,
+                         "needs a checkpoint to take the dictionaries from: --finetune-from-model CKPT or "
+                         "--restore-file CKPT (" +
+                             (std::filesystem::path(save_dir) / "checkpoint_last.pt").string() + " does not exist)");
   const int64_t threads = cfg.get<int64_t>("common.threads");
   const int workers = threads > 0 ? static_cast<int>(threads) : static_cast<int>(core::usable_cpu_count());
   const commands::RebinarizedData data =

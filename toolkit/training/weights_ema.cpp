@@ -58,7 +58,8 @@ void WeightsEma::restart(const std::vector<torch::Tensor>& weights) {
 void WeightsEma::load_seed() {
   checkpoint::CheckpointReader seed(options_.seed_model);
   if (!seed.has_section("ema"))
-    throw Error(seed.path() + ": has no EMA weights to seed the EMA from (ema.ema_seed_model; train it with --store-ema)");
+    throw Error(seed.path() +
+                ": has no EMA weights to seed the EMA from (ema.ema_seed_model; train it with --store-ema)");
   load(seed.section("ema"));
 }
 

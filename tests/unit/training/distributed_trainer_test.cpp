@@ -4,7 +4,6 @@
 // ranks and resumes exactly, and a stop signal on one rank stops both after the same
 // update.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <csignal>

@@ -269,7 +269,8 @@ void train_checking_ema(Trainer& t, std::vector<torch::Tensor>& expected, int fr
       else
         expected[i].mul_(kEmaDecay).add_(weights[i], 1.0 - kEmaDecay);
       ASSERT_EQ(t.ema()->averages()[i].scalar_type(), torch::kFloat);
-      ASSERT_TRUE(torch::equal(t.ema()->averages()[i], expected[i])) << "update " << t.num_updates() << ", tensor " << i;
+      ASSERT_TRUE(torch::equal(t.ema()->averages()[i], expected[i]))
+          << "update " << t.num_updates() << ", tensor " << i;
     }
   }
 }
@@ -310,7 +311,8 @@ TEST(MasterWeights, EmaAveragesTheFp32MastersAndResumesBitIdentically) {
   // tell them apart).
   const auto masters = stepped_weights(trainer);
   bool differ = false;
-  for (size_t i = 0; i < masters.size(); ++i) differ |= !torch::equal(masters[i], trainer.params()[i].to(torch::kFloat));
+  for (size_t i = 0; i < masters.size(); ++i)
+    differ |= !torch::equal(masters[i], trainer.params()[i].to(torch::kFloat));
   EXPECT_TRUE(differ);
 }
 

@@ -274,8 +274,9 @@ TEST(Trainer, EmaSeedModelStartsTheEmaAsAnotherCheckpointsEma) {
     make_seeded_trainer(9, 0.0).enable_ema(options);
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), plain_path + ": has no EMA weights to seed the EMA from (ema.ema_seed_model; "
-                                                  "train it with --store-ema)");
+    EXPECT_EQ(std::string(e.what()), plain_path +
+                                         ": has no EMA weights to seed the EMA from (ema.ema_seed_model; "
+                                         "train it with --store-ema)");
   }
 }
 
