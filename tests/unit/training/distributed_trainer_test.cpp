@@ -155,7 +155,7 @@ TEST(DistributedTrainer, EmaIsTheSameOnBothRanksByTheFormulaAndResumesExactly) {
     const int port = find_free_port();
     auto run = [&](int rank) {
       auto trainer = make_synced_trainer(std::make_unique<C10dGradientSync>(rank_setup(rank, port), torch::kCPU));
-      trainer->enable_ema({true, kDecay, kStart, /*update_freq=*/1, false});
+      trainer->enable_ema({true, kDecay, kStart, /*update_freq=*/1, false, /*seed_model=*/""});
       if (!resume_from.empty()) {
         checkpoint::CheckpointReader reader(resume_from);
         // Dropout is off: no RNG state to restore (the ranks share one generator here).

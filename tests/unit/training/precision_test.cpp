@@ -250,7 +250,7 @@ TEST(MasterWeights, CheckpointRestoresScalerAndMastersExactly) {
 // steps (fairseq's --ema-fp32), the masters where the model holds bf16 copies of them.
 constexpr double kEmaDecay = 0.75;
 constexpr int64_t kEmaStart = 2;
-const EmaOptions kEma{true, kEmaDecay, kEmaStart, /*update_freq=*/1, false};
+const EmaOptions kEma{true, kEmaDecay, kEmaStart, /*update_freq=*/1, false, /*seed_model=*/""};
 
 std::vector<torch::Tensor> stepped_weights(Trainer& t) {
   if (auto* masters = dynamic_cast<MasterWeightsPrecision*>(&t.precision())) return clones(masters->master_params());

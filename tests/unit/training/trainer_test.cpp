@@ -194,7 +194,7 @@ TEST(Trainer, ResumeFromCheckpointIsBitIdentical) {
 // ema = decay * ema + (1 - decay) * weights after each update, in fp32; saved beside the
 // weights, a resumed run continues it exactly.
 TEST(Trainer, EmaFollowsTheFormulaAndResumesExactly) {
-  const EmaOptions options{true, 0.75, /*start_update=*/3, /*update_freq=*/1, false};
+  const EmaOptions options{true, 0.75, /*start_update=*/3, /*update_freq=*/1, false, /*seed_model=*/""};
   auto full = make_seeded_trainer(7, 0.3);
   full.enable_ema(options);
   std::vector<torch::Tensor> expected = snapshot_params(full);  // the EMA starts as the weights
@@ -241,7 +241,7 @@ TEST(Trainer, EmaFollowsTheFormulaAndResumesExactly) {
 // ema.ema_seed_model (fairseq's --ema-seed-model): an EMA that does not come from the
 // checkpoint resumed starts as another checkpoint's EMA, then averages this run's weights.
 TEST(Trainer, EmaSeedModelStartsTheEmaAsAnotherCheckpointsEma) {
-  EmaOptions options{true, 0.75, /*start_update=*/0, /*update_freq=*/1, false};
+  EmaOptions options{true, 0.75, /*start_update=*/0, /*update_freq=*/1, false, /*seed_model=*/""};
   auto donor = make_seeded_trainer(7, 0.0);
   donor.enable_ema(options);
   for (int k = 0; k < 3; ++k) donor.train_step({make_batch(k)});
@@ -282,7 +282,7 @@ TEST(Trainer, EmaSeedModelStartsTheEmaAsAnotherCheckpointsEma) {
 
 TEST(Trainer, EmaUpdateFreqAveragesEveryNthUpdateOnly) {
   auto trainer = make_seeded_trainer(7, 0.0);
-  trainer.enable_ema({true, 0.5, 0, /*update_freq=*/2, false});
+  trainer.enable_ema({true, 0.5, 0, /*update_freq=*/2, false, /*seed_model=*/""});
   auto before = snapshot_params(trainer);
   trainer.train_step({make_batch(0)});
   EXPECT_TRUE(bit_identical(trainer.ema()->averages(), before));  // update 1: no EMA step
