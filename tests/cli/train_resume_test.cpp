@@ -2,7 +2,8 @@
 // the model, and other data (dictionaries), are one-line errors naming the key or file,
 // both values and the checkpoint; schedule keys such as max_update may change, and the
 // run logs what changed. Fine-tuning (--finetune-from-model) on other data needs that
-// data binarized with the checkpoint's vocabulary (csan-preprocess --from-checkpoint).
+// data binarized with the checkpoint's vocabulary (csan-preprocess --from-checkpoint, or
+// csan-train --reuse-dictionaries).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -119,7 +120,8 @@ TEST(TrainResume, RecipeAndDataChangesAreCheckedAgainstTheCheckpoint) {
   EXPECT_NE(r.err.find("fine-tuning from " + checkpoint + " (update 6): its weights only"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("reached max_update 2"), std::string::npos) << r.err;  // counted from 0, not 6
   // The same command again resumes the fine-tuning run (fairseq's rule), here up to 3, on
-  // the re-binarized data as it is.
+  // the re-binarized data as it is. (Its one-line errors, and data that has the
+  // checkpoint's vocabulary already: ReusedDictionaries in tests/unit/tasks.)
   const auto rebinarized_at = fs::last_write_time(rebinarized + "/train.src-tgt.src.bin");
   r = train(other, finetuned, {"--max-update", "3", "--finetune-from-model", checkpoint, "--reuse-dictionaries"});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
@@ -128,14 +130,6 @@ TEST(TrainResume, RecipeAndDataChangesAreCheckedAgainstTheCheckpoint) {
   EXPECT_NE(r.err.find(finetuned + "/checkpoint_last.pt exists: resuming it"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("resumed from " + finetuned + "/checkpoint_last.pt at epoch "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(", update 2\n"), std::string::npos) << r.err;
-  // Data that has the checkpoint's dictionaries already (those of the run's own
-  // checkpoint_last.pt, which it resumes) is trained on as it is (here: no update is left).
-  r = train(reused, finetuned, {"--max-update", "3", "--finetune-from-model", checkpoint, "--reuse-dictionaries"});
-  ASSERT_EQ(r.exit_code, 0) << describe(r);
-  EXPECT_NE(r.err.find(reused + " has the SentencePiece model and dictionaries of " + finetuned +
-                       "/checkpoint_last.pt already"),
-            std::string::npos)
-      << r.err;
   // A save dir holding another run's checkpoint (here the base run's, trained from
   // scratch) is not fine-tuned into: refused, its checkpoint untouched.
   const std::string base_bytes = slurp(checkpoint);
@@ -164,46 +158,6 @@ TEST(TrainResume, RecipeAndDataChangesAreCheckedAgainstTheCheckpoint) {
   EXPECT_EQ(r.exit_code, 1) << describe(r);
   EXPECT_EQ(count_lines(r.err), 1u) << r.err;
   EXPECT_NE(r.err.find(data + "/dict.src.txt"), std::string::npos) << r.err;
-  EXPECT_FALSE(fs::exists(dir + "/nothing"));
-
-  // --reuse-dictionaries: one-line errors before anything is written, for no checkpoint to
-  // take the dictionaries from, a task without dictionaries, a data directory without
-  // preprocess.json, one that records no raw training text, a recorded raw file that is
-  // gone, and a save dir whose data-rebinarized holds other data.
-  auto refused = [&](const std::string& data_dir, const std::string& save_dir, std::vector<std::string> extra,
-                     const std::string& needle) {
-    extra.push_back("--reuse-dictionaries");
-    const auto result = train(data_dir, save_dir, extra);
-    EXPECT_EQ(result.exit_code, 1) << describe(result);
-    EXPECT_EQ(count_lines(result.err), 1u) << result.err;
-    EXPECT_NE(result.err.find(needle), std::string::npos) << needle << " in " << result.err;
-  };
-  refused(other, dir + "/nothing", {},
-          "key 'checkpoint.reuse_dictionaries': needs a checkpoint to take the dictionaries from");
-  refused(other, dir + "/nothing", {"--finetune-from-model", checkpoint, "--set", "task.name=tagging"},
-          "key 'checkpoint.reuse_dictionaries': task tagging cannot re-binarize its data with a checkpoint's "
-          "dictionaries (translation can)");
-  const std::string edited = dir + "/c";
-  fs::copy(other, edited);
-  auto record_with = [&](const std::string& from, const std::string& to) {
-    std::string record = slurp(other + "/preprocess.json");
-    const size_t at = record.find(from);
-    ASSERT_NE(at, std::string::npos) << record;
-    std::ofstream(edited + "/preprocess.json") << record.replace(at, from.size(), to);
-  };
-  record_with("[\"" + dir + "/b/raw/train\"]", "[]");
-  refused(edited, dir + "/nothing", {"--finetune-from-model", checkpoint},
-          edited + "/preprocess.json: records no raw training text (trainpref)");
-  record_with("\"" + dir + "/b/raw/valid\"", "\"" + dir + "/b/raw/gone\"");
-  refused(edited, dir + "/nothing", {"--finetune-from-model", checkpoint},
-          dir + "/b/raw/gone.src: no such file (raw text of the validpref recorded in " + edited + "/preprocess.json");
-  record_with("[\"" + dir + "/b/raw/valid\"]", "[]");
-  const std::string finetuned_bytes = slurp(finetuned + "/checkpoint_last.pt");
-  refused(edited, finetuned, {"--finetune-from-model", checkpoint}, rebinarized + ": holds other data than");
-  EXPECT_EQ(slurp(finetuned + "/checkpoint_last.pt"), finetuned_bytes);
-  fs::remove(edited + "/preprocess.json");
-  refused(edited, dir + "/nothing", {"--finetune-from-model", checkpoint},
-          edited + "/preprocess.json: missing (not a directory written by csan-preprocess)");
   EXPECT_FALSE(fs::exists(dir + "/nothing"));
 }
 
