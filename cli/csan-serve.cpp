@@ -21,7 +21,7 @@ int serve_main(int argc, char** argv) {
   csan::core::keep_large_allocations_mapped();  // decoding steps reuse their buffers instead of page-faulting
   csan::serve::ServeCommand c;
   auto& s = c.server;
-  std::vector<std::string> paths, names;
+  std::vector<std::string> paths, names, source_langs, target_langs;
   std::string precision, device;
   int64_t threads = 0, max_sentences = 0, max_sentence_bytes = 0, max_body = 0, max_queue = 0, max_connections = 0;
   std::string shortlist;
@@ -33,6 +33,10 @@ int serve_main(int argc, char** argv) {
       "a model to serve: checkpoint(s), several separated by ':' forming an ensemble; repeat for more models")(
       "name", po::value<std::vector<std::string>>(&names),
       "the name of each --path, in order (default: the first checkpoint's file name without .pt)")(
+      "source-lang", po::value<std::vector<std::string>>(&source_langs),
+      "the source language of each --path, in order (a multilingual checkpoint needs one)")(
+      "target-lang", po::value<std::vector<std::string>>(&target_langs),
+      "the target language of each --path, in order (a multilingual checkpoint needs one)")(
       "host", po::value<std::string>(&s.host)->default_value("127.0.0.1"), "address to listen on (0.0.0.0: all)")(
       "port", po::value<int>(&s.port)->default_value(8080), "port to listen on (0: any free one; the log says which)")(
       "precision", po::value<std::string>(&precision)->default_value("fp32"),
@@ -76,6 +80,12 @@ int serve_main(int argc, char** argv) {
   if (!names.empty() && names.size() != paths.size())
     throw csan::Error("--name: " + std::to_string(names.size()) + " names for " + std::to_string(paths.size()) +
                       " --path (give one per --path, or none)");
+  const std::pair<const char*, const std::vector<std::string>*> languages[] = {{"--source-lang", &source_langs},
+                                                                               {"--target-lang", &target_langs}};
+  for (const auto& [option, values] : languages)
+    if (!values->empty() && values->size() != paths.size())
+      throw csan::Error(std::string(option) + ": " + std::to_string(values->size()) + " languages for " +
+                        std::to_string(paths.size()) + " --path (give one per --path, or none)");
   for (int64_t* v : {&max_sentences, &max_sentence_bytes, &max_body, &max_queue, &max_connections})
     if (*v < 1) throw csan::Error("--max-*: limits must be at least 1");
   s.request.max_sentences = static_cast<size_t>(max_sentences);
@@ -91,6 +101,8 @@ int serve_main(int argc, char** argv) {
     model.translator.shortlist = shortlist;
     model.translator.device = device;
     model.translator.threads = i == 0 ? threads : 0;  // process-wide: set once
+    if (!source_langs.empty()) model.translator.source_lang = source_langs[i];
+    if (!target_langs.empty()) model.translator.target_lang = target_langs[i];
     model.name = names.empty() ? std::filesystem::path(model.translator.paths[0]).stem().string() : names[i];
     c.models.push_back(std::move(model));
   }

@@ -28,6 +28,8 @@ class Translator:
         quantize_skip: Sequence[str],
         threads: int,
         shortlist: str,
+        source_lang: str,
+        target_lang: str,
         verbose: bool,
     ) -> None: ...
     def translate(

@@ -97,6 +97,7 @@ def train(
     cpu: bool = False,
     eval_bleu: bool = False,
     finetune_from_model: Optional[PathLike] = None,
+    reuse_dictionaries: Optional[bool] = None,
     reset_optimizer: Optional[bool] = None,
     reset_lr_scheduler: Optional[bool] = None,
     reset_dataloader: Optional[bool] = None,
@@ -106,6 +107,7 @@ def train(
     ema_start_update: Optional[int] = None,
     ema_update_freq: Optional[int] = None,
     validate_with_ema: Optional[bool] = None,
+    ema_seed_model: Optional[PathLike] = None,
 ) -> TrainResult:
     """Trains as ``csan-train RECIPE`` does, in this process.
 

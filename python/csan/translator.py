@@ -55,6 +55,10 @@ class Translator:
         shortlist: a lexical shortlist file (``build-shortlist``): the output layer scores
             only each batch's candidate words.
         quantize_skip: layers kept fp32 under bf16/int8 (parameter-name prefixes).
+        source_lang, target_lang: the pair a multilingual checkpoint (task
+            ``multilingual_translation``) translates, one of its pairs, as csan-generate's
+            ``--source-lang``/``--target-lang``; required for one. Any other checkpoint
+            translates its own pair (languages given must be its).
         verbose: print what loading did (precision, layers converted) to stderr.
 
     Raises:
@@ -70,6 +74,8 @@ class Translator:
         threads: int = 0,
         shortlist: Optional[Union[str, os.PathLike]] = None,
         quantize_skip: Sequence[str] = (),
+        source_lang: Optional[str] = None,
+        target_lang: Optional[str] = None,
         verbose: bool = False,
     ) -> None:
         from . import _inference  # LibTorch is loaded with the first model, not with `import csan`
@@ -81,17 +87,21 @@ class Translator:
             quantize_skip=list(quantize_skip),
             threads=threads,
             shortlist=os.fspath(shortlist) if shortlist is not None else "",
+            source_lang=source_lang or "",
+            target_lang=target_lang or "",
             verbose=verbose,
         )
 
     @property
     def source_language(self) -> str:
-        """The source language of the checkpoint's data (its ``-s``)."""
+        """The source language of the checkpoint's data (its ``-s``; a multilingual
+        checkpoint's: ``source_lang``)."""
         return self._native.source_language
 
     @property
     def target_language(self) -> str:
-        """The target language of the checkpoint's data (its ``-t``)."""
+        """The target language of the checkpoint's data (its ``-t``; a multilingual
+        checkpoint's: ``target_lang``)."""
         return self._native.target_language
 
     @property

@@ -175,6 +175,9 @@ def test_errors_are_csan_errors_with_one_line_messages(model: dict, tmp_path: Pa
         csan.Translator(model["last"], precision="int4")
     with pytest.raises(csan.BadOptionError, match="device: unknown value 'tpu'"):
         csan.Translator(model["last"], device="tpu")
+    # A translation checkpoint translates its own pair only.
+    with pytest.raises(csan.BadOptionError, match=r"target_lang: 'de' but .* translates src -> tgt$"):
+        csan.Translator(model["last"], target_lang="de")
     translator = csan.Translator(model["last"])
     with pytest.raises(csan.BadOptionError, match="--beam"):
         translator.translate(["ein haus"], beam=0)
@@ -216,3 +219,41 @@ def test_imported_marian_model_translates_as_transformers(tmp_path: Path) -> Non
     assert [hyps[0].text for hyps in got] == (fixture / "hyp.txt").read_text(encoding="utf-8").splitlines()
     scores = [float(s) for s in (fixture / "hyp.scores.txt").read_text().split()]
     assert [hyps[0].score for hyps in got] == pytest.approx(scores, abs=1e-4)
+
+
+def test_multilingual_checkpoint_translates_the_given_pair(tmp_path: Path) -> None:
+    """A multilingual checkpoint (a tiny decoder-style model trained 1 update on two pairs)
+    translates the pair given as source_lang/target_lang as csan-generate
+    --source-lang/--target-lang does, and its forced decoding is steered alike; a missing or
+    unknown pair is a one-line BadOptionError."""
+    run(BUILD / "tools" / "csan-toy-corpus", "--out-dir", tmp_path / "raw", "--train", "200", "--valid", "10",
+        "--test", "6", "--seed", "3", "--max-words", "5", "--second-target-lang", "tgu")
+    run(BIN / "csan-preprocess", "--task", "multilingual_translation", "--lang-pairs", "src-tgt,src-tgu",
+        "--trainpref", tmp_path / "raw/train", "--destdir", tmp_path / "bin", "--spm-vocab-size", "150")
+    recipe = Path(__file__).resolve().parents[2] / "recipes" / "tiny-transformer.yaml"
+    run(BIN / "csan-train", recipe, "--set", "task.name=multilingual_translation", "--lang-pairs", "src-tgt,src-tgu",
+        "--lang-tok-style", "decoder", "--data", tmp_path / "bin", "--save-dir", tmp_path / "ckpt", "--max-update",
+        "1", "--max-tokens", "1024", "--set", "dataset.disable_validation=true")
+    checkpoint = tmp_path / "ckpt/checkpoint_last.pt"
+    source = tmp_path / "raw/test.src-tgt.src"
+    lines = source.read_text(encoding="utf-8").splitlines()
+    best = {}
+    for target in ("tgt", "tgu"):
+        translator = csan.Translator(checkpoint, source_lang="src", target_lang=target)
+        assert (translator.source_language, translator.target_language) == ("src", target)
+        best[target] = [h[0] for h in translator.translate(lines, max_len_a=0, max_len_b=6, return_scores=True)]
+        # The decoder starts from the language token in forced decoding too: the search's
+        # own log-probabilities where the text encodes back to the search's tokens.
+        details = translator.score(lines, [h.text for h in best[target]], return_details=True)
+        same = [(h, d) for h, d in zip(best[target], details) if list(d.tokens) == list(h.tokens)]
+        assert same
+        for hyp, d in same:
+            assert list(d.positional_scores) == pytest.approx(hyp.positional_scores, abs=1e-4)
+    assert [h.text for h in best["tgu"]] == generate([checkpoint], source, "--source-lang", "src", "--target-lang",
+                                                     "tgu", "--max-len-a", "0", "--max-len-b", "6")
+    # The other pair's token reaches the model (an untrained one may say the same words).
+    assert [h.score for h in best["tgt"]] != [h.score for h in best["tgu"]]
+    with pytest.raises(csan.BadOptionError, match=r"^source_lang: required for a multilingual model \(.*src-tgt,src-tgu\)$"):
+        csan.Translator(checkpoint)
+    with pytest.raises(csan.BadOptionError, match=r"^source_lang/target_lang: tgt-tgu is not a pair of "):
+        csan.Translator(checkpoint, source_lang="tgt", target_lang="tgu")

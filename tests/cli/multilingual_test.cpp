@@ -173,6 +173,28 @@ TEST(Multilingual, BadValuesAreOneLineErrors) {
   expect_error(train("src-tgt,src-tgu", {"--sampling-temperature", "0"}),
                "key 'task.sampling_temperature': must be a number > 0");
   EXPECT_FALSE(fs::exists(dir + "/ckpt/checkpoint_last.pt"));
+
+  // --lang-tok-style decoder end to end: the target language's token is the decoder's
+  // first input, so a model trained a few updates translates with --target-lang and no
+  // hypothesis holds the token (that the decoder is given it and scores from it:
+  // SequenceGenerator.DecoderStartTokenIsTheFirstInputNotAnOutput).
+  const auto trained = train("src-tgt,src-tgu", {"--lang-tok-style", "decoder", "--max-update", "2", "--set",
+                                                 "dataset.disable_validation=true"});
+  ASSERT_EQ(trained.exit_code, 0) << describe(trained);
+  EXPECT_NE(trained.err.find("language tokens on the decoder side"), std::string::npos) << trained.err;
+  const auto generated =
+      run({bin("csan-generate"), "--path", dir + "/ckpt/checkpoint_last.pt", "--input", dir + "/raw/test.src-tgt.src",
+           "--source-lang", "src", "--target-lang", "tgu", "--beam", "2", "--max-len-a", "0", "--max-len-b", "6"});
+  ASSERT_EQ(generated.exit_code, 0) << describe(generated);
+  std::istringstream lines(generated.out);
+  int hypotheses = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("H-", 0) != 0 && line.rfind("D-", 0) != 0) continue;
+    const std::string text = line.substr(line.find('\t', line.find('\t') + 1) + 1);  // after the score
+    EXPECT_NE(text.rfind("__tgu__", 0), 0u) << line;
+    hypotheses += line[0] == 'H';
+  }
+  EXPECT_EQ(hypotheses, 20) << generated.out;
 }
 
 }  // namespace

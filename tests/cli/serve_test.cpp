@@ -569,6 +569,47 @@ TEST_F(ServeCli, SecondSignalExitsAtOnce) {
   waiting.join();
 }
 
+// A multilingual checkpoint (a tiny model, trained 1 update) served once per direction:
+// --source-lang/--target-lang of each --path pick its pair, whose replies are
+// csan-generate's for that pair. (A missing or unknown pair is the Translator's one-line
+// error: python/tests/test_translator.py.)
+TEST_F(ServeCli, MultilingualCheckpointServesTheGivenPairs) {
+  const std::string dir = scratch();
+  auto r = run({tool("csan-toy-corpus"), "--out-dir", dir + "/raw", "--train", "200", "--valid", "10", "--test", "6",
+                "--seed", "3", "--max-words", "5", "--second-target-lang", "tgu"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  r = run({bin("csan-preprocess"), "--task", "multilingual_translation", "--lang-pairs", "src-tgt,src-tgu",
+           "--trainpref", dir + "/raw/train", "--destdir", dir + "/bin", "--spm-vocab-size", "150"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  r = run({bin("csan-train"), std::string(CSAN_SOURCE_DIR) + "/recipes/tiny-transformer.yaml", "--set",
+           "task.name=multilingual_translation", "--lang-pairs", "src-tgt,src-tgu", "--data", dir + "/bin",
+           "--save-dir", dir + "/ckpt", "--max-update", "1", "--max-tokens", "1024", "--set",
+           "dataset.disable_validation=true"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const std::string checkpoint = dir + "/ckpt/checkpoint_last.pt";
+  const auto input = lines_of(read_file(dir + "/raw/test.src-tgt.src"));
+  const auto generated =
+      run({bin("csan-generate"), "--path", checkpoint, "--input", dir + "/raw/test.src-tgt.src", "--source-lang",
+           "src", "--target-lang", "tgu", "--output-format", "plain", "--max-len-a", "0", "--max-len-b", "6"});
+  ASSERT_EQ(generated.exit_code, 0) << describe(generated);
+  ServerProcess server({"--path", checkpoint, "--name", "to-tgt", "--source-lang", "src", "--target-lang", "tgt",
+                        "--path", checkpoint, "--name", "to-tgu", "--source-lang", "src", "--target-lang", "tgu"},
+                       dir);
+  auto client = server.client();
+  std::vector<json> replies;
+  for (const std::string target : {"tgt", "tgu"})
+    replies.push_back(
+        post(client, {{"model", "to-" + target}, {"q", input}, {"max_len_a", 0.0}, {"max_len_b", 6}}, 200));
+  EXPECT_EQ(texts(replies[1]), lines_of(generated.out));
+  // The other pair's language token reaches the model: other scores (this untrained model
+  // may well say the same words for both).
+  EXPECT_NE(replies[0]["translations"][0]["score"], replies[1]["translations"][0]["score"]);
+  const json models = json::parse(client.Get("/models")->body);
+  EXPECT_EQ(models["models"][0]["target_language"], "tgt");
+  EXPECT_EQ(models["models"][1]["source_language"], "src");
+  EXPECT_EQ(models["models"][1]["target_language"], "tgu");
+}
+
 TEST_F(ServeCli, CommandLineErrors) {
   auto help = run({bin("csan-serve"), "--help"});
   EXPECT_EQ(help.exit_code, 0);
@@ -582,6 +623,8 @@ TEST_F(ServeCli, CommandLineErrors) {
   const std::vector<Case> cases = {
       {{}, "csan-serve: error: missing --path CKPT"},
       {{"--path", model(), "--name", "a", "--name", "b"}, "--name: 2 names for 1 --path"},
+      {{"--path", model(), "--target-lang", "a", "--target-lang", "b"}, "--target-lang: 2 languages for 1 --path"},
+      {{"--path", model(), "--source-lang", "xx"}, "source_lang: 'xx' but " + model() + " translates src -> tgt"},
       {{"--path", model(), "--path", model()}, "name: two models are called 'checkpoint_last'"},
       {{"--path", dir_ + "/none.pt"}, "none.pt"},
       {{"--path", model(), "--max-batch-tokens", "0"}, "max-batch-tokens: must be at least 1"},

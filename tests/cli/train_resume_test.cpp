@@ -2,7 +2,8 @@
 // the model, and other data (dictionaries), are one-line errors naming the key or file,
 // both values and the checkpoint; schedule keys such as max_update may change, and the
 // run logs what changed. Fine-tuning (--finetune-from-model) on other data needs that
-// data binarized with the checkpoint's vocabulary (csan-preprocess --from-checkpoint).
+// data binarized with the checkpoint's vocabulary (csan-preprocess --from-checkpoint, or
+// csan-train --reuse-dictionaries).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -89,9 +90,10 @@ TEST(TrainResume, RecipeAndDataChangesAreCheckedAgainstTheCheckpoint) {
   EXPECT_EQ(count_lines(r.err), 1u) << r.err;
   EXPECT_NE(r.err.find(other + "/dict.src.txt: differs from the one in " + checkpoint), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("csan-preprocess --from-checkpoint"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("add --reuse-dictionaries"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(finetuned));
   // ... and runs once csan-preprocess binarized it with the checkpoint's model and
-  // dictionaries (the languages come from the checkpoint too).
+  // dictionaries (the languages come from the checkpoint too) ...
   const std::string reused = dir + "/b-reused";
   r = run({bin("csan-preprocess"), "--trainpref", dir + "/b/raw/train", "--validpref", dir + "/b/raw/valid",
            "--destdir", reused, "--from-checkpoint", checkpoint, "--workers", "1"});
@@ -99,13 +101,32 @@ TEST(TrainResume, RecipeAndDataChangesAreCheckedAgainstTheCheckpoint) {
   for (const std::string& file : {"/dict.src.txt", "/dict.tgt.txt", "/spm.model"})
     EXPECT_EQ(slurp(reused + file), slurp(data + file)) << file;
   EXPECT_NE(slurp(reused + "/train.src-tgt.src.bin"), slurp(data + "/train.src-tgt.src.bin"));
-  r = train(reused, finetuned, {"--max-update", "2", "--finetune-from-model", checkpoint});
+  // ... or csan-train --reuse-dictionaries did the same, into SAVE_DIR/data-rebinarized: the
+  // same files, byte for byte, as csan-preprocess --from-checkpoint wrote.
+  const std::string rebinarized = finetuned + "/data-rebinarized";
+  r = train(other, finetuned, {"--max-update", "2", "--finetune-from-model", checkpoint, "--reuse-dictionaries"});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.err.find("wrote " + rebinarized + ": " + other + "'s raw text binarized with"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("data " + rebinarized + " (src -> tgt)"), std::string::npos) << r.err;
+  size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(reused)) {
+    const std::string name = entry.path().filename().string();
+    EXPECT_EQ(slurp(rebinarized + "/" + name), slurp(entry.path().string())) << name;
+    ++files;
+  }
+  EXPECT_EQ(files, 12u);  // preprocess.json, spm.model, 2 dictionaries, 2 splits x 2 sides x .bin/.idx
+  EXPECT_EQ(static_cast<size_t>(std::distance(fs::directory_iterator(rebinarized), fs::directory_iterator())), files);
   EXPECT_NE(r.err.find("fine-tuning from " + checkpoint + " (update 6): its weights only"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("reached max_update 2"), std::string::npos) << r.err;  // counted from 0, not 6
-  // The same command again resumes the fine-tuning run (fairseq's rule), here up to 3.
-  r = train(reused, finetuned, {"--max-update", "3", "--finetune-from-model", checkpoint});
+  // The same command again resumes the fine-tuning run (fairseq's rule), here up to 3, on
+  // the re-binarized data as it is. (Its one-line errors, and data that has the
+  // checkpoint's vocabulary already: ReusedDictionaries in tests/unit/tasks.)
+  const auto rebinarized_at = fs::last_write_time(rebinarized + "/train.src-tgt.src.bin");
+  r = train(other, finetuned, {"--max-update", "3", "--finetune-from-model", checkpoint, "--reuse-dictionaries"});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.err.find("reusing " + rebinarized + ": "), std::string::npos) << r.err;
+  EXPECT_EQ(fs::last_write_time(rebinarized + "/train.src-tgt.src.bin"), rebinarized_at);
   EXPECT_NE(r.err.find(finetuned + "/checkpoint_last.pt exists: resuming it"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("resumed from " + finetuned + "/checkpoint_last.pt at epoch "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(", update 2\n"), std::string::npos) << r.err;

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "toolkit/data/preprocess.h"
+
 namespace csan::commands {
 
 struct CheckpointVocabulary {
@@ -20,5 +22,25 @@ CheckpointVocabulary read_checkpoint_vocabulary(const std::string& path);
 
 // Writes spm.model (when there is one) and dict.SRC.txt, dict.TGT.txt into `dir`.
 void write_checkpoint_vocabulary(const CheckpointVocabulary& vocabulary, const std::string& dir);
+
+// --from-checkpoint (csan-preprocess, and csan-train --reuse-dictionaries): the
+// SentencePiece model and dictionaries of `options.from_checkpoint`, extracted into a
+// temporary directory that lives as long as this object, become the options' --spm-model,
+// --srcdict and --tgtdict (--joined-dictionary when both are one), and its languages their
+// defaults. Throws a one-line csan::Error for an option that gives these otherwise (naming
+// it), a language other than the checkpoint's, and a checkpoint read_checkpoint_vocabulary
+// refuses.
+class CheckpointVocabularyFiles {
+ public:
+  explicit CheckpointVocabularyFiles(data::PreprocessOptions& options);
+  // The same with the checkpoint's vocabulary already read.
+  CheckpointVocabularyFiles(data::PreprocessOptions& options, const CheckpointVocabulary& vocabulary);
+  ~CheckpointVocabularyFiles();
+  CheckpointVocabularyFiles(const CheckpointVocabularyFiles&) = delete;
+  CheckpointVocabularyFiles& operator=(const CheckpointVocabularyFiles&) = delete;
+
+ private:
+  std::string dir_;
+};
 
 }  // namespace csan::commands

@@ -1,14 +1,11 @@
 #include "toolkit/commands/translation_preprocess_command.h"
 
-#include <unistd.h>
-
-#include <filesystem>
+#include <memory>
 #include <ostream>
 #include <sstream>
 
 #include "toolkit/commands/checkpoint_vocabulary.h"
 #include "toolkit/core/error.h"
-#include "toolkit/core/remove_tree.h"
 #include "toolkit/data/preprocess.h"
 
 namespace po = boost::program_options;
@@ -85,7 +82,9 @@ class TranslationPreprocess : public TaskCommand {
     p_.trainpref = split_commas(trainpref_);
     p_.validpref = split_commas(validpref_);
     p_.testpref = split_commas(testpref_);
-    take_checkpoint_vocabulary();
+    // --from-checkpoint's files, removed however the run ends.
+    std::unique_ptr<CheckpointVocabularyFiles> checkpoint_vocabulary;
+    if (!p_.from_checkpoint.empty()) checkpoint_vocabulary = std::make_unique<CheckpointVocabularyFiles>(p_);
     const auto summary = data::preprocess(p_);
     io.log << "csan-preprocess: wrote " << p_.destdir << "\n" << summary.format() << std::flush;
     return 0;
@@ -95,52 +94,6 @@ class TranslationPreprocess : public TaskCommand {
   data::PreprocessOptions p_;
   std::string trainpref_, validpref_, testpref_;
   int64_t spm_seed_ = 1;
-
-  // Removed with the command, however the run ended.
-  struct TemporaryDirectory {
-    std::string path;
-    TemporaryDirectory() = default;
-    TemporaryDirectory(const TemporaryDirectory&) = delete;
-    TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
-    ~TemporaryDirectory() {
-      if (!path.empty()) remove_tree(path);
-    }
-  };
-  TemporaryDirectory vocabulary_dir_;
-
-  // --from-checkpoint: the checkpoint's files (extracted to a temporary directory) as
-  // --spm-model, --srcdict and --tgtdict, its languages as the defaults.
-  void take_checkpoint_vocabulary() {
-    if (p_.from_checkpoint.empty()) return;
-    const std::pair<const char*, bool> excluded[] = {
-        {"spm-model", !p_.spm_model.empty()},      {"srcdict", !p_.srcdict.empty()},
-        {"tgtdict", !p_.tgtdict.empty()},          {"joined-dictionary", p_.joined_dictionary},
-        {"spm-per-language", p_.spm_per_language}, {"only-source", p_.only_source}};
-    for (const auto& [option, given] : excluded)
-      if (given)
-        throw Error::for_key("from-checkpoint", std::string("cannot be combined with --") + option +
-                                                    " (the checkpoint gives the model and dictionaries)");
-    const CheckpointVocabulary v = read_checkpoint_vocabulary(p_.from_checkpoint);
-    auto check_lang = [&](std::string& given, const std::string& saved, const char* option) {
-      if (given.empty()) given = saved;
-      if (given != saved)
-        throw Error::for_key(
-            option, "'" + given + "' but " + p_.from_checkpoint + " translates " + v.src_lang + " -> " + v.tgt_lang);
-    };
-    check_lang(p_.source_lang, v.src_lang, "source-lang");
-    check_lang(p_.target_lang, v.tgt_lang, "target-lang");
-    const std::string dir =
-        (std::filesystem::temp_directory_path() / ("csan-from-checkpoint-" + std::to_string(::getpid()))).string();
-    vocabulary_dir_.path = dir;
-    std::filesystem::create_directories(dir);
-    write_checkpoint_vocabulary(v, dir);
-    if (!v.spm_model.empty()) p_.spm_model = dir + "/spm.model";
-    p_.srcdict = dir + "/dict." + v.src_lang + ".txt";
-    if (v.src_dict == v.tgt_dict)
-      p_.joined_dictionary = true;
-    else
-      p_.tgtdict = dir + "/dict." + v.tgt_lang + ".txt";
-  }
 };
 
 }  // namespace

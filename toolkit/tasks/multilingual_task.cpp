@@ -19,6 +19,7 @@
 #include "toolkit/generation/bleu_validation.h"
 #include "toolkit/models/encoder_decoder_model.h"
 #include "toolkit/nn/compute_device.h"
+#include "toolkit/tasks/multilingual_steering.h"
 #include "toolkit/tasks/task_registry.h"
 #include "toolkit/tasks/translation_dataset.h"
 #include "toolkit/tasks/translation_generate.h"
@@ -55,19 +56,6 @@ const core::OptionTable<MultilingualOptions>& multilingual_option_table() {
                {"encoder", "decoder"})
           .add("task.eval_bleu", &O::eval_bleu, "also validate with BLEU (settings: task.eval_bleu_*)");
   return table;
-}
-
-// Where a pair's language token goes.
-struct LangTokens {
-  int64_t source_prefix = -1, decoder_start = -1;
-};
-LangTokens lang_tokens(const std::string& style, const text::Dictionary& dict, const std::string& tgt,
-                       const std::string& origin) {
-  const int token = dict.index(data::lang_token(tgt));
-  if (token == dict.unk())
-    throw Error(origin + ": the dictionary has no " + data::lang_token(tgt) +
-                " (write the data with csan-preprocess --task multilingual_translation)");
-  return style == "decoder" ? LangTokens{-1, token} : LangTokens{token, -1};
 }
 
 // The examples of several pairs as one dataset: entry k is (pair, example of that pair's
@@ -224,7 +212,7 @@ class MultilingualTask : public training::Task {
     }
   }
 
-  std::string name() const override { return "multilingual_translation"; }
+  std::string name() const override { return kMultilingualTask; }
   std::string model_family() const override { return models::kEncoderDecoder; }
   models::ModelContext model_context() const override { return translation_context(dict_, dict_); }
 
@@ -329,34 +317,17 @@ void generate_multilingual(const GenerateOptions& options, checkpoint::Checkpoin
                            std::ostream& log) {
   validate_generate_options(options);
   const checkpoint::CheckpointMeta meta = first.meta();
-  const auto pairs = data::parse_lang_pairs(meta.get("lang_pairs"), first.path() + " (lang_pairs)");
-  const auto langs = data::pair_languages(pairs);
-  std::string known;
-  for (const auto& lang : langs) known += (known.empty() ? "" : ", ") + lang;
-  const std::vector<std::pair<std::string, std::string>> given = {{"--source-lang", options.source_lang},
-                                                                  {"--target-lang", options.target_lang}};
-  for (const auto& [flag, lang] : given) {
-    if (lang.empty())
-      throw Error(flag + ": required for a multilingual model (" + first.path() + " translates " +
-                  meta.get("lang_pairs") + ")");
-    if (std::find(langs.begin(), langs.end(), lang) == langs.end())
-      throw Error(flag + ": '" + lang + "' is not a language of " + first.path() + " (" + known + ")");
-  }
-  const LangPair pair{options.source_lang, options.target_lang};
-  if (std::find(pairs.begin(), pairs.end(), pair) == pairs.end())
-    throw Error("--source-lang/--target-lang: " + pair.name() + " is not a pair of " + first.path() + " (" +
-                meta.get("lang_pairs") + ")");
+  const LangPair pair =
+      multilingual_pair(meta, first.path(), options.source_lang, options.target_lang, "--source-lang", "--target-lang");
   DecodingModels loaded = load_for_decoding(options.paths, options.precision, options.cpu, first, log);
-  const LangTokens tokens = lang_tokens(meta.get("lang_tok_style"), loaded.ensemble.tgt_dict, pair.tgt, first.path());
-  loaded.ensemble.source_prefix = tokens.source_prefix;
-  loaded.ensemble.decoder_start = tokens.decoder_start;
+  steer_to_pair(loaded.ensemble, meta, pair, first.path());
   GenerateOptions effective = options;
   effective.precision = loaded.precision;
   translate(effective, loaded.ensemble, out, log);
 }
 
 core::Registrar<TaskSpec> multilingual_task(
-    task_registry(), "multilingual_translation",
+    task_registry(), kMultilingualTask,
     {"several language pairs in one encoder-decoder model, steered by language tokens", models::kEncoderDecoder,
      [](core::ConfigSchema& s) {
        multilingual_option_table().declare(s, /*with_defaults=*/false);

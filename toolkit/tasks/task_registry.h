@@ -15,6 +15,7 @@
 #include <string>
 
 #include "toolkit/checkpoint/checkpoint.h"
+#include "toolkit/commands/rebinarize_with_checkpoint.h"
 #include "toolkit/core/config.h"
 #include "toolkit/core/registry.h"
 #include "toolkit/models/model_context.h"
@@ -43,6 +44,12 @@ struct TaskSpec {
   // opened one at a time (loading::load_ensemble_member checks their task).
   std::function<void(const GenerateOptions&, checkpoint::CheckpointReader& first, std::ostream& out, std::ostream& log)>
       generate;
+  // csan-train --reuse-dictionaries: DATA_DIR (task.data) binarized again with CHECKPOINT's
+  // SentencePiece model and dictionaries into DESTDIR with WORKERS threads, or DATA_DIR
+  // itself when it has them already; null for a task that cannot.
+  std::function<commands::RebinarizedData(const std::string& data_dir, const std::string& checkpoint,
+                                          const std::string& destdir, int workers)>
+      rebinarize_data;
 };
 
 core::Registry<TaskSpec>& task_registry();

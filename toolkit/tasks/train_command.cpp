@@ -2,6 +2,7 @@
 
 #include "toolkit/core/error.h"
 #include "toolkit/tasks/recipe.h"
+#include "toolkit/tasks/reused_dictionaries.h"
 #include "toolkit/training/distributed_launcher.h"
 #include "toolkit/training/distributed_setup.h"
 #include "toolkit/training/train_loop.h"
@@ -68,6 +69,9 @@ const std::vector<TrainFlag>& train_flags() {
       {"finetune-from-model", "checkpoint.finetune_from_model", ValueType::String,
        "start from this checkpoint's weights only (fresh optimizer, schedule, meters, data position); "
        "SAVE_DIR/checkpoint_last.pt, once there, is resumed instead"},
+      {"reuse-dictionaries", "checkpoint.reuse_dictionaries", ValueType::Bool,
+       "train on --data re-binarized with the dictionaries and SentencePiece model of the checkpoint the run "
+       "starts from (--finetune-from-model, --restore-file), into SAVE_DIR/data-rebinarized"},
       {"reset-optimizer", "checkpoint.reset_optimizer", ValueType::Bool,
        "resume without the checkpoint's optimizer state (update count and schedule kept)"},
       {"reset-lr-scheduler", "checkpoint.reset_lr_scheduler", ValueType::Bool,
@@ -82,6 +86,8 @@ const std::vector<TrainFlag>& train_flags() {
       {"ema-update-freq", "ema.ema_update_freq", ValueType::Int, "update the EMA every N updates"},
       {"validate-with-ema", "ema.validate_with_ema", ValueType::Bool,
        "validate and choose checkpoint_best.pt with the EMA weights"},
+      {"ema-seed-model", "ema.ema_seed_model", ValueType::String,
+       "start the EMA as this checkpoint's EMA weights (unless it is resumed with the run's checkpoint)"},
   };
   return flags;
 }
@@ -96,14 +102,16 @@ core::Config training_recipe(const std::string& recipe, const std::vector<std::s
   return cfg;
 }
 
-int train(const core::Config& cfg, const TrainInvocation& how) {
-  if (!cfg.has("task.data"))
+int train(const core::Config& recipe, const TrainInvocation& how) {
+  if (!recipe.has("task.data"))
     throw Error("missing --data DIR (the output directory of csan-preprocess)", ErrorKind::bad_option);
-  const auto distributed = training::resolve_distributed_setup(cfg);
+  const auto distributed = training::resolve_distributed_setup(recipe);
   if (!how.argv && distributed.world_size > 1)
     throw Error("distributed_training.distributed_world_size " + std::to_string(distributed.world_size) + " (" +
                     distributed.source + "): data-parallel training runs in csan-train only, not in-process",
                 ErrorKind::bad_option);
+  // Before local workers launch, so that they find the data complete.
+  const core::Config cfg = with_reused_dictionaries(recipe);
   if (distributed.launch_local_workers) {
     // Checked here once: every worker would print the same error.
     training::check_training_start(cfg, *open_task(cfg));

@@ -130,8 +130,9 @@ class TranslationTask : public training::Task {
     auto same_file = [&](const std::string& saved_bytes, const std::string& current_bytes, const std::string& file) {
       if (saved_bytes != current_bytes)
         throw Error(file + ": differs from the one in " + path +
-                    " (the checkpoint was trained on other data: resume with the same --data, or binarize the "
-                    "new data with csan-preprocess --from-checkpoint " +
+                    " (the checkpoint was trained on other data: resume with the same --data, add "
+                    "--reuse-dictionaries to re-binarize the new data with the checkpoint's, or binarize it with "
+                    "csan-preprocess --from-checkpoint " +
                     path + ")");
     };
     same_file(saved.get("src_dict"), src_dict_bytes_, data_dir_ + "/dict." + src_lang_ + ".txt");
@@ -194,7 +195,8 @@ core::Registrar<TaskSpec> translation_task(
        return defaults;
      },
      [](const core::Config& cfg) -> std::unique_ptr<training::Task> { return std::make_unique<TranslationTask>(cfg); },
-     translation_context_from_meta, translation_generate_options, generate_translations});
+     translation_context_from_meta, translation_generate_options, generate_translations,
+     commands::rebinarize_with_checkpoint});
 
 }  // namespace
 

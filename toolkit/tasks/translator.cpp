@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "toolkit/checkpoint/checkpoint.h"
 #include "toolkit/core/error.h"
@@ -11,6 +12,7 @@
 #include "toolkit/generation/ensemble_decoder.h"
 #include "toolkit/nn/compute_device.h"
 #include "toolkit/nn/compute_threads.h"
+#include "toolkit/tasks/multilingual_steering.h"
 #include "toolkit/tasks/translation_generate.h"
 
 namespace csan::tasks {
@@ -46,13 +48,25 @@ Translator::Translator(const TranslatorOptions& options, std::ostream& log) {
   if (options.threads < 0) throw Error("threads: must not be negative (0: leave LibTorch's count as it is)", ErrorKind::bad_option);
   if (options.threads > 0) nn::use_compute_threads(options.threads, "threads");
   checkpoint::CheckpointReader first(options.paths[0]);
-  // Its language token would be missing: translations in whichever language came first.
-  if (first.meta().task == "multilingual_translation")
-    throw Error(options.paths[0] + ": a multilingual checkpoint (pairs " + first.meta().get("lang_pairs") +
-                "): translate it with csan-generate --source-lang --target-lang");
+  const checkpoint::CheckpointMeta meta = first.meta();
+  const bool multilingual = meta.task == kMultilingualTask;
+  std::optional<data::LangPair> pair;
+  if (multilingual)
+    pair = multilingual_pair(meta, options.paths[0], options.source_lang, options.target_lang, "source_lang",
+                             "target_lang");
   DecodingModels loaded = load_for_decoding(options.paths, options.precision, cpu, first, log);
   ensemble_ = std::move(loaded.ensemble);
   precision_ = loaded.precision;
+  if (pair) steer_to_pair(ensemble_, meta, *pair, options.paths[0]);
+  // Any other checkpoint translates its own pair: a language given must be its.
+  auto check_own = [&](const char* option, const std::string& given, const std::string& own) {
+    if (!given.empty() && given != own)
+      throw Error(std::string(option) + ": '" + given + "' but " + options.paths[0] + " translates " +
+                      ensemble_.src_lang + " -> " + ensemble_.tgt_lang,
+                  ErrorKind::bad_option);
+  };
+  check_own("source_lang", options.source_lang, ensemble_.src_lang);
+  check_own("target_lang", options.target_lang, ensemble_.tgt_lang);
   if (ensemble_.sentencepiece())
     sentencepiece_ = std::make_unique<text::SentencePieceModel>(
         text::SentencePieceModel::from_bytes(ensemble_.spm_model, options.paths[0]));
@@ -86,8 +100,20 @@ std::vector<generation::SourceSentence> Translator::encode(const std::vector<std
   return sentences;
 }
 
+std::vector<generation::SourceSentence> Translator::encode_sources(const std::vector<std::string>& lines,
+                                                                   const std::string& origin) const {
+  // The language token takes one of the positions, as in csan-generate; an empty line
+  // stays empty (it translates to nothing).
+  const bool prefixed = ensemble_.source_prefix >= 0;
+  auto sentences = encode(lines, origin, max_source_positions_ - prefixed, *source_codec_);
+  if (prefixed)
+    for (auto& s : sentences)
+      if (s.src.size() > 1) s.src.insert(s.src.begin(), ensemble_.source_prefix);
+  return sentences;
+}
+
 int64_t Translator::source_tokens(const std::string& line) const {
-  return static_cast<int64_t>(source_codec_->encode(line, "input", 1, max_source_positions_).ids.size());
+  return static_cast<int64_t>(encode_sources({line}, "input").front().src.size());
 }
 
 std::vector<std::vector<TextHypothesis>> Translator::translate(const std::vector<std::string>& lines,
@@ -100,7 +126,7 @@ std::vector<std::vector<TextHypothesis>> Translator::translate(const std::vector
     throw Error("beam: " + std::to_string(options.search.beam) + " exceeds the target vocabulary (" +
                 std::to_string(ensemble_.tgt_dict.size()) + " types)", ErrorKind::bad_option);
   // Over-long sources are cut to the models' positions, as csan-generate cuts them.
-  const auto sentences = encode(lines, origin, max_source_positions_, *source_codec_);
+  const auto sentences = encode_sources(lines, origin);
 
   Request request{&sentences, &options, {}, nullptr, false};
   {
@@ -172,7 +198,7 @@ std::vector<ForcedScore> Translator::score(const std::vector<std::string>& sourc
   if (sources.size() != targets.size())
     throw Error("score: " + std::to_string(sources.size()) + " sources but " + std::to_string(targets.size()) +
                 " targets", ErrorKind::bad_input);
-  const auto src = encode(sources, "sources", max_source_positions_, *source_codec_);
+  const auto src = encode_sources(sources, "sources");
   const auto tgt = encode(targets, "targets", 0, *target_codec_);
   std::vector<int32_t> src_sizes(src.size()), tgt_sizes(src.size());
   std::vector<int64_t> order(src.size());
@@ -188,7 +214,9 @@ std::vector<ForcedScore> Translator::score(const std::vector<std::string>& sourc
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return src_sizes[a] < src_sizes[b]; });
   const auto batches = data::batch_by_size(order, src_sizes, tgt_sizes,
                                            {limits.max_tokens, limits.batch_size > 0 ? limits.batch_size : 0, 1});
-  const int64_t pad = ensemble_.tgt_dict.pad(), eos = ensemble_.tgt_dict.eos();
+  const int64_t pad = ensemble_.tgt_dict.pad();
+  // The decoder's first input: a multilingual model's target-language token, else </s>.
+  const int64_t start = ensemble_.decoder_start >= 0 ? ensemble_.decoder_start : ensemble_.tgt_dict.eos();
   std::vector<ForcedScore> scores(src.size());
   torch::NoGradGuard no_grad;
   for (const auto& batch : batches) {
@@ -200,14 +228,14 @@ std::vector<ForcedScore> Translator::score(const std::vector<std::string>& sourc
     }
     auto src_tokens = torch::full({rows, src_width}, ensemble_.src_dict.pad(), torch::kLong);
     auto src_lengths = torch::empty({rows}, torch::kLong);
-    // [</s>, y_1, ..., y_T]: the decoder's input at step t is this row's first t + 1 tokens.
+    // [start, y_1, ..., y_T]: the decoder's input at step t is this row's first t + 1 tokens.
     auto prefix = torch::full({rows, tgt_width + 1}, pad, torch::kLong);
     for (int64_t r = 0; r < rows; ++r) {
       const auto& s = src[batch[r]].src;
       const auto& t = tgt[batch[r]].src;
       for (size_t k = 0; k < s.size(); ++k) src_tokens[r][static_cast<int64_t>(k)] = s[k];
       src_lengths[r] = static_cast<int64_t>(s.size());
-      prefix[r][0] = eos;
+      prefix[r][0] = start;
       for (size_t k = 0; k < t.size(); ++k) prefix[r][static_cast<int64_t>(k) + 1] = t[k];
     }
     generation::EnsembleDecoder decoder(ensemble_.models);

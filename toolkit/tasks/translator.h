@@ -37,6 +37,9 @@ struct TranslatorOptions {
   generation::InferencePrecision precision;   // an inference-only checkpoint's own by default
   int64_t threads = 0;                        // LibTorch's CPU threads (process-wide; 0: leave as they are)
   std::string shortlist;                      // lexical shortlist file ("" : the whole vocabulary)
+  // The pair a multilingual checkpoint translates (required for one; for another
+  // checkpoint "" or its own languages).
+  std::string source_lang, target_lang;
 };
 
 struct TranslateOptions {
@@ -62,7 +65,8 @@ struct ForcedScore {
 class Translator {
  public:
   // Throws csan::Error naming the file or option (a missing or corrupt checkpoint, an
-  // unknown device, a precision the device cannot decode in, a bad shortlist).
+  // unknown device, a precision the device cannot decode in, a bad shortlist, a language
+  // pair that is not the model's).
   Translator(const TranslatorOptions& options, std::ostream& log);
   ~Translator();
 
@@ -91,6 +95,10 @@ class Translator {
 
  private:
   struct Request;
+  // Source lines get a multilingual model's source-side language token; targets (score())
+  // are encoded as they are.
+  std::vector<generation::SourceSentence> encode_sources(const std::vector<std::string>& lines,
+                                                         const std::string& origin) const;
   std::vector<generation::SourceSentence> encode(const std::vector<std::string>& lines, const std::string& origin,
                                                  int64_t max_length, const generation::TextCodec& codec) const;
   void serve(std::unique_lock<std::mutex>& lock);

@@ -17,8 +17,6 @@ namespace fs = std::filesystem;
 
 namespace csan::training {
 
-namespace {
-
 std::optional<std::string> restore_path(const core::Config& cfg, const std::string& save_dir) {
   const std::string restore = cfg.get<std::string>("checkpoint.restore_file");
   if (fs::exists(restore)) return restore;
@@ -29,6 +27,8 @@ std::optional<std::string> restore_path(const core::Config& cfg, const std::stri
                        restore + ": no such checkpoint" +
                            (fs::path(restore).is_relative() ? " (nor " + in_save_dir + ")" : std::string()));
 }
+
+namespace {
 
 // A save dir that already holds a checkpoint continues only the fine-tuning run that wrote
 // it (the same command, rerun after an interruption, resumes); any other checkpoint there

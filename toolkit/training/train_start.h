@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "toolkit/checkpoint/checkpoint.h"
@@ -20,6 +21,11 @@ namespace csan::training {
 // same command resumes a fine-tuning run). Throws csan::Error for a restore or fine-tuning
 // file that does not exist, an inference-only checkpoint and a change of the task, model
 // or data since the checkpoint.
+// The checkpoint a run resumes from: checkpoint.restore_file as given, or relative to the
+// save dir; none when the default (checkpoint_last.pt) does not exist yet. Throws
+// csan::Error naming the key for a restore_file given that does not exist.
+std::optional<std::string> restore_path(const core::Config& cfg, const std::string& save_dir);
+
 struct ResumePoint {
   std::unique_ptr<checkpoint::CheckpointReader> reader;
   std::string recipe_changes;  // the other changes since the checkpoint ("" when none)

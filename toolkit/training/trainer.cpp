@@ -140,11 +140,12 @@ void Trainer::load_state(checkpoint::CheckpointReader& reader, const checkpoint:
   // Checkpoints load onto the CPU (one written on a GPU resumes anywhere).
   move_optimizer_state(*parts_.optimizer, device_);
   if (reader.has_section("precision")) parts_.precision->load(reader.section("precision"));
-  // As fairseq: a checkpoint without EMA (or a fine-tuning start) seeds it with its weights.
+  // As fairseq: a checkpoint without EMA (or a fine-tuning start) seeds it with its weights
+  // (or with ema.ema_seed_model's EMA).
   if (ema_ && what.ema && reader.has_section("ema"))
     ema_->load(reader.section("ema"));
   else if (ema_)
-    ema_->reset_to(optimizer_params_);
+    ema_->restart(optimizer_params_);
   if (what.rng) reader.restore_rng_state(device_);
   num_updates_ = progress.num_updates;
   lr_schedule_start_ = progress.lr_schedule_start;

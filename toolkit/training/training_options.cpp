@@ -46,6 +46,10 @@ void declare_training_options(core::ConfigSchema& s) {
   s.add_string("checkpoint.finetune_from_model", "",
                "start from this checkpoint's weights only (fresh optimizer, schedule, meters, data position); "
                "ignored once save_dir has checkpoint_last.pt, which the run resumes instead (\"\": off)");
+  s.add_bool("checkpoint.reuse_dictionaries", false,
+             "when task.data's dictionaries or SentencePiece model differ from those of the checkpoint the run "
+             "starts from (finetune_from_model, restore_file), re-binarize its raw text with the checkpoint's into "
+             "save_dir/data-rebinarized and train on that");
   s.add_bool("checkpoint.reset_optimizer", false, "resume without the checkpoint's optimizer state");
   s.add_bool("checkpoint.reset_lr_scheduler", false,
              "resume with the learning-rate schedule restarted (warm-up again) at the checkpoint's update count");

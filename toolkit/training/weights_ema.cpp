@@ -1,5 +1,7 @@
 #include "toolkit/training/weights_ema.h"
 
+#include <filesystem>
+
 #include "toolkit/checkpoint/optimizer_state.h"
 #include "toolkit/core/error.h"
 #include "toolkit/training/optimizer.h"
@@ -13,6 +15,9 @@ void declare_ema_options(core::ConfigSchema& s) {
   s.add_int("ema.ema_update_freq", 1, "update the EMA every N updates", 1);
   s.add_bool("ema.validate_with_ema", false,
              "validate (and choose checkpoint_best.pt) with the EMA weights instead of the raw ones");
+  s.add_string("ema.ema_seed_model", "",
+               "start the EMA as this checkpoint's EMA weights (when it does not come from the checkpoint resumed; "
+               "\"\": as the weights trained)");
 }
 
 EmaOptions ema_options(const core::Config& cfg) {
@@ -22,10 +27,15 @@ EmaOptions ema_options(const core::Config& cfg) {
   o.start_update = cfg.get<int64_t>("ema.ema_start_update");
   o.update_freq = cfg.get<int64_t>("ema.ema_update_freq");
   o.validate_with_ema = cfg.get<bool>("ema.validate_with_ema");
+  o.seed_model = cfg.get<std::string>("ema.ema_seed_model");
   if (o.decay <= 0)
     throw Error::for_key("ema.ema_decay", "0 is out of range (0, 1]: the average would be the weights themselves");
   if (o.validate_with_ema && !o.enabled)
     throw Error::for_key("ema.validate_with_ema", "needs ema.store_ema (--store-ema): there is no EMA to validate");
+  if (!o.seed_model.empty() && !o.enabled)
+    throw Error::for_key("ema.ema_seed_model", "needs ema.store_ema (--store-ema): there is no EMA to seed");
+  if (!o.seed_model.empty() && !std::filesystem::exists(o.seed_model))
+    throw Error::for_key("ema.ema_seed_model", o.seed_model + ": no such checkpoint");
   return o;
 }
 
@@ -35,6 +45,22 @@ WeightsEma::WeightsEma(const EmaOptions& options, std::vector<std::string> names
   TORCH_CHECK(names_.size() == weights.size(), "WeightsEma: one name per weight");
   for (const auto& w : weights)
     averages_.push_back(w.detach().to(torch::kFloat32, /*non_blocking=*/false, /*copy=*/true));
+  if (!options_.seed_model.empty()) load_seed();
+}
+
+void WeightsEma::restart(const std::vector<torch::Tensor>& weights) {
+  if (options_.seed_model.empty())
+    reset_to(weights);
+  else
+    load_seed();
+}
+
+void WeightsEma::load_seed() {
+  checkpoint::CheckpointReader seed(options_.seed_model);
+  if (!seed.has_section("ema"))
+    throw Error(seed.path() +
+                ": has no EMA weights to seed the EMA from (ema.ema_seed_model; train it with --store-ema)");
+  load(seed.section("ema"));
 }
 
 void WeightsEma::reset_to(const std::vector<torch::Tensor>& weights) {

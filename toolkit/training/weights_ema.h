@@ -25,22 +25,29 @@ struct EmaOptions {
   int64_t start_update = 0;
   int64_t update_freq = 1;
   bool validate_with_ema = false;
+  // ema.ema_seed_model: the EMA starts as this checkpoint's EMA weights instead of the
+  // weights trained (fairseq's --ema-seed-model); "" for none.
+  std::string seed_model;
 };
 
 void declare_ema_options(core::ConfigSchema& schema);
 // Throws csan::Error naming ema.ema_decay for a decay of 0 (the schema bounds it to [0, 1]),
-// and ema.validate_with_ema without ema.store_ema.
+// ema.validate_with_ema or ema.ema_seed_model without ema.store_ema, and naming
+// ema.ema_seed_model for a file that does not exist.
 EmaOptions ema_options(const core::Config& cfg);
 
 class WeightsEma {
  public:
-  // Starts as an fp32 copy of `weights` (the optimizer's parameters, named by `names`).
+  // Starts as an fp32 copy of `weights` (the optimizer's parameters, named by `names`), or
+  // as options.seed_model's EMA. Throws csan::Error naming that file when it has no EMA
+  // or one of another model.
   WeightsEma(const EmaOptions& options, std::vector<std::string> names, const std::vector<torch::Tensor>& weights);
 
   // After update number `num_updates` (counted from 1) of `weights`.
   void step(const std::vector<torch::Tensor>& weights, int64_t num_updates);
-  // Restarts from `weights` (a checkpoint without EMA, or a fine-tuning start).
-  void reset_to(const std::vector<torch::Tensor>& weights);
+  // Restarts from `weights` (a checkpoint without EMA, or a fine-tuning start), or from
+  // options.seed_model's EMA when there is one.
+  void restart(const std::vector<torch::Tensor>& weights);
 
   void save(checkpoint::SectionWriter& section) const;
   // Throws csan::Error naming the section for a missing parameter or another shape.
@@ -54,6 +61,9 @@ class WeightsEma {
   const std::vector<torch::Tensor>& averages() const { return averages_; }
 
  private:
+  void reset_to(const std::vector<torch::Tensor>& weights);
+  void load_seed();
+
   EmaOptions options_;
   std::vector<std::string> names_;
   std::vector<torch::Tensor> averages_;  // fp32, on the weights' device

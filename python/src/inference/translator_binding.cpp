@@ -22,7 +22,8 @@ namespace {
 std::unique_ptr<tasks::Translator> make_translator(const std::vector<std::string>& paths, const std::string& device,
                                                    const std::string& precision,
                                                    const std::vector<std::string>& quantize_skip, int64_t threads,
-                                                   const std::string& shortlist, bool verbose) {
+                                                   const std::string& shortlist, const std::string& source_lang,
+                                                   const std::string& target_lang, bool verbose) {
   tasks::TranslatorOptions options;
   options.paths = paths;
   options.device = device;
@@ -30,6 +31,8 @@ std::unique_ptr<tasks::Translator> make_translator(const std::vector<std::string
   options.precision.quantize_skip = quantize_skip;
   options.threads = threads;
   options.shortlist = shortlist;
+  options.source_lang = source_lang;
+  options.target_lang = target_lang;
   py::gil_scoped_release release;
   // As csan-generate does: the decoding steps' buffers stay in the heap instead of being
   // mapped and unmapped on every step (Python's glibc malloc, not the executables'
@@ -59,7 +62,8 @@ void bind_translator(py::module_& m) {
 
   py::class_<tasks::Translator>(m, "Translator")
       .def(py::init(&make_translator), py::arg("paths"), py::arg("device"), py::arg("precision"),
-           py::arg("quantize_skip"), py::arg("threads"), py::arg("shortlist"), py::arg("verbose"))
+           py::arg("quantize_skip"), py::arg("threads"), py::arg("shortlist"), py::arg("source_lang"),
+           py::arg("target_lang"), py::arg("verbose"))
       .def(
           "translate",
           [](tasks::Translator& t, const std::vector<std::string>& lines, int64_t beam, int64_t nbest, double lenpen,

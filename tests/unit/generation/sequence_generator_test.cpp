@@ -76,6 +76,30 @@ TEST(SequenceGenerator, ScoresEqualTeacherForcedLogProbabilities) {
   }
 }
 
+// A multilingual model's decoder-side language token (--lang-tok-style decoder) is the
+// decoder's first input instead of </s>: each hypothesis scores as the model's
+// probabilities given that input (so the token is not among its tokens), and another
+// token gives other translations.
+TEST(SequenceGenerator, DecoderStartTokenIsTheFirstInputNotAnOutput) {
+  auto model = tiny_model(2);
+  auto batch = random_sources(6, 12);
+  std::vector<std::vector<std::vector<int64_t>>> outputs;
+  for (const int64_t start : {int64_t{5}, int64_t{6}, int64_t{-1}}) {
+    SequenceGenerator generator({model}, short_search(3), SpecialTokens{0, kPad, kEos, kUnk, start});
+    auto results = generator.generate(batch.tokens, batch.lengths);
+    outputs.emplace_back();
+    for (int64_t s = 0; s < 6; ++s) {
+      const auto& hyp = results[s].at(0);
+      const auto expected = teacher_forced(*model, batch, s, hyp.tokens, start >= 0 ? start : kEos);
+      ASSERT_EQ(hyp.positional_scores.size(), expected.size());
+      for (size_t t = 0; t < expected.size(); ++t) EXPECT_NEAR(hyp.positional_scores[t], expected[t], 1e-4) << s;
+      outputs.back().push_back(hyp.tokens);
+    }
+  }
+  EXPECT_NE(outputs[0], outputs[1]);
+  EXPECT_NE(outputs[0], outputs[2]);  // -1: the model's own start, </s>
+}
+
 // The explicit loop: full recomputation, argmax of the allowed tokens, stop at </s> or
 // at the length limit.
 std::vector<int64_t> greedy(models::EncoderDecoderModel& model, const SourceBatch& batch, int64_t row, int64_t max_len,

@@ -60,11 +60,11 @@ inline SourceBatch rows(const SourceBatch& batch, std::vector<int64_t> which) {
 
 // log p(token_t | source, tokens_<t) for every t, by one full (non-incremental) forward.
 inline std::vector<double> teacher_forced(models::EncoderDecoderModel& model, const SourceBatch& batch, int64_t row,
-                                          const std::vector<int64_t>& tokens) {
+                                          const std::vector<int64_t>& tokens, int64_t decoder_start = kEos) {
   torch::NoGradGuard no_grad;
   const int64_t len = batch.lengths[row].item<int64_t>();
   auto src = batch.tokens.narrow(0, row, 1).narrow(1, 0, len);
-  std::vector<int64_t> prev{kEos};
+  std::vector<int64_t> prev{decoder_start};
   prev.insert(prev.end(), tokens.begin(), tokens.end() - 1);
   auto logits = model.forward(src, batch.lengths.narrow(0, row, 1), torch::tensor(prev).view({1, -1}));
   auto lprobs = torch::log_softmax(logits[0], -1).to(torch::kDouble);

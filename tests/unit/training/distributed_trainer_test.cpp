@@ -1,13 +1,18 @@
 // The trainer over real Gloo process groups (two ranks as two threads, loopback): ranks
 // stay bit-identical, two workers equal one worker with update_freq 2 on the same
-// batches, an empty shard batch still takes part, and a stop signal on one rank stops
-// both after the same update.
+// batches, an empty shard batch still takes part, the EMA follows its formula on both
+// ranks and resumes exactly, and a stop signal on one rank stops both after the same
+// update.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <csignal>
+#include <filesystem>
 #include <future>
 #include <mutex>
 
+#include "toolkit/checkpoint/checkpoint.h"
+#include "toolkit/core/remove_tree.h"
 #include "toolkit/training/c10d_gradient_sync.h"
 #include "toolkit/training/distributed_launcher.h"
 #include "toolkit/training/optimizer.h"
@@ -132,6 +137,80 @@ TEST(DistributedTrainer, TwoWorkersEqualOneWorkerWithUpdateFreqTwo) {
   }
   EXPECT_LT(worst, 1e-5) << "largest relative difference";
   for (int k = 0; k < kUpdates; ++k) EXPECT_NEAR(r0.losses[k], losses[k], 1e-9 * std::abs(losses[k])) << k;
+}
+
+// The EMA under data parallelism: each rank averages its own weights, which the all-reduce
+// keeps bit-identical, so the ranks' EMAs are bit-identical and follow fairseq's formula;
+// both ranks resumed from rank 0's checkpoint continue weights and EMA exactly.
+TEST(DistributedTrainer, EmaIsTheSameOnBothRanksByTheFormulaAndResumesExactly) {
+  constexpr double kDecay = 0.75;
+  constexpr int64_t kStart = 2;
+  struct EmaOutcome {
+    std::vector<torch::Tensor> params, ema;
+    bool by_formula = true;
+  };
+  // Updates [from, to) on two ranks, from `resume_from` when given; rank 0 then saves to
+  // `save_to` when given.
+  auto train = [&](int from, int to, const std::string& resume_from, const std::string& save_to) {
+    const int port = find_free_port();
+    auto run = [&](int rank) {
+      auto trainer = make_synced_trainer(std::make_unique<C10dGradientSync>(rank_setup(rank, port), torch::kCPU));
+      trainer->enable_ema({true, kDecay, kStart, /*update_freq=*/1, false, /*seed_model=*/""});
+      if (!resume_from.empty()) {
+        checkpoint::CheckpointReader reader(resume_from);
+        // Dropout is off: no RNG state to restore (the ranks share one generator here).
+        trainer->load_state(reader, reader.progress(), {/*optimizer=*/true, /*ema=*/true, /*rng=*/false});
+      }
+      EmaOutcome out;
+      std::vector<torch::Tensor> expected;
+      for (const auto& a : trainer->ema()->averages()) expected.push_back(a.clone());
+      for (int k = from; k < to; ++k) {
+        trainer->train_step({make_uneven_batch(2 * k + rank)});
+        const auto weights = copy_params(*trainer);
+        for (size_t i = 0; i < expected.size(); ++i) {
+          if (trainer->num_updates() < kStart)
+            expected[i] = weights[i];
+          else
+            expected[i].mul_(kDecay).add_(weights[i], 1.0 - kDecay);
+          out.by_formula &= torch::equal(trainer->ema()->averages()[i], expected[i]);
+        }
+      }
+      if (rank == 0 && !save_to.empty()) {
+        checkpoint::CheckpointWriter writer;
+        checkpoint::CheckpointMeta meta;
+        meta.recipe_yaml = "model:\n  arch: toy\n";
+        writer.set_meta(meta);
+        checkpoint::TrainingProgress progress;
+        progress.num_updates = trainer->num_updates();
+        writer.set_progress(progress);
+        trainer->save_state(writer);
+        writer.write(save_to);
+      }
+      out.params = copy_params(*trainer);
+      for (const auto& a : trainer->ema()->averages()) out.ema.push_back(a.clone());
+      return out;
+    };
+    auto other = std::async(std::launch::async, run, 1);
+    auto mine = run(0);
+    return std::make_pair(mine, other.get());
+  };
+  const auto dir = std::filesystem::temp_directory_path() / ("csan-distributed-ema-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "ema.pt").string();
+  const auto [full0, full1] = train(0, 6, "", "");
+  const auto [first0, first1] = train(0, 3, "", path);
+  const auto [resumed0, resumed1] = train(3, 6, path, "");
+  for (const EmaOutcome* o : {&full0, &full1, &first0, &first1, &resumed0, &resumed1}) EXPECT_TRUE(o->by_formula);
+  ASSERT_EQ(full0.ema.size(), full0.params.size());
+  for (size_t i = 0; i < full0.ema.size(); ++i) {
+    EXPECT_TRUE(torch::equal(full0.ema[i], full1.ema[i])) << i;
+    EXPECT_TRUE(torch::equal(resumed0.ema[i], full0.ema[i])) << i;
+    EXPECT_TRUE(torch::equal(resumed1.ema[i], full0.ema[i])) << i;
+    EXPECT_TRUE(torch::equal(resumed0.params[i], full0.params[i])) << i;
+  }
+  // An average, not a copy of the weights (decay from update 2 on).
+  EXPECT_FALSE(torch::equal(full0.ema[0], full0.params[0]));
+  remove_tree(dir.string());
 }
 
 TEST(DistributedTrainer, AStopSignalOnOneRankStopsBothAfterTheSameUpdate) {

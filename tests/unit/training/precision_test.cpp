@@ -11,6 +11,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 
 #include "tests/support/cpuinfo_flags.h"
@@ -243,6 +244,84 @@ TEST(MasterWeights, CheckpointRestoresScalerAndMastersExactly) {
     EXPECT_TRUE(torch::equal(first_masters->master_params()[i], second_masters->master_params()[i])) << i;
   }
   remove_tree(std::filesystem::path(path).parent_path().string());
+}
+
+// The EMA of a low-precision run: what it averages are the fp32 weights the optimizer
+// steps (fairseq's --ema-fp32), the masters where the model holds bf16 copies of them.
+constexpr double kEmaDecay = 0.75;
+constexpr int64_t kEmaStart = 2;
+const EmaOptions kEma{true, kEmaDecay, kEmaStart, /*update_freq=*/1, false, /*seed_model=*/""};
+
+std::vector<torch::Tensor> stepped_weights(Trainer& t) {
+  if (auto* masters = dynamic_cast<MasterWeightsPrecision*>(&t.precision())) return clones(masters->master_params());
+  return clones(t.params());
+}
+
+// Trains updates [from, to), checking after each that the EMA is the formula's average
+// of stepped_weights(); `expected` carries that average.
+void train_checking_ema(Trainer& t, std::vector<torch::Tensor>& expected, int from, int to) {
+  for (int step = from; step < to; ++step) {
+    ASSERT_FALSE(t.train_step({make_precision_batch(step)}).skipped);
+    const auto weights = stepped_weights(t);
+    for (size_t i = 0; i < expected.size(); ++i) {
+      if (t.num_updates() < kEmaStart)
+        expected[i] = weights[i];
+      else
+        expected[i].mul_(kEmaDecay).add_(weights[i], 1.0 - kEmaDecay);
+      ASSERT_EQ(t.ema()->averages()[i].scalar_type(), torch::kFloat);
+      ASSERT_TRUE(torch::equal(t.ema()->averages()[i], expected[i]))
+          << "update " << t.num_updates() << ", tensor " << i;
+    }
+  }
+}
+
+// 4 updates checked against the formula, saved, and resumed by a trainer of other initial
+// weights (`make` takes the seed); both go on for 4 updates and end bit-identical: weights,
+// masters and EMA. Returns the uninterrupted trainer.
+Trainer expect_ema_by_formula_and_exact_resume(const std::function<Trainer(uint64_t seed)>& make) {
+  const std::string path = precision_temp_path("ema.pt");
+  auto first = make(11);
+  first.enable_ema(kEma);
+  auto expected = stepped_weights(first);
+  train_checking_ema(first, expected, 0, 4);
+  save_precision_checkpoint(first, path);
+  auto second = make(99);
+  second.enable_ema(kEma);
+  CheckpointReader reader(path);
+  second.load_state(reader);
+  auto expected_second = clones(expected);
+  train_checking_ema(first, expected, 4, 8);
+  train_checking_ema(second, expected_second, 4, 8);
+  const auto a = stepped_weights(first), b = stepped_weights(second);
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_TRUE(torch::equal(a[i], b[i])) << i;
+    EXPECT_TRUE(torch::equal(first.params()[i], second.params()[i])) << i;
+    EXPECT_TRUE(torch::equal(first.ema()->averages()[i], second.ema()->averages()[i])) << i;
+  }
+  remove_tree(std::filesystem::path(path).parent_path().string());
+  return first;
+}
+
+TEST(MasterWeights, EmaAveragesTheFp32MastersAndResumesBitIdentically) {
+  auto trainer = expect_ema_by_formula_and_exact_resume([](uint64_t seed) {
+    torch::manual_seed(seed);
+    return make_precision_trainer(std::make_shared<LowPrecisionToyModel>(kVocab, 8), bf16_masters(64, /*window=*/3));
+  });
+  // The masters the EMA follows are not the model's bf16 weights (else the test could not
+  // tell them apart).
+  const auto masters = stepped_weights(trainer);
+  bool differ = false;
+  for (size_t i = 0; i < masters.size(); ++i)
+    differ |= !torch::equal(masters[i], trainer.params()[i].to(torch::kFloat));
+  EXPECT_TRUE(differ);
+}
+
+TEST(Bf16Autocast, EmaAveragesTheFp32WeightsAndResumesBitIdentically) {
+  auto trainer = expect_ema_by_formula_and_exact_resume([](uint64_t seed) {
+    torch::manual_seed(seed);
+    return make_precision_trainer(std::make_shared<testing::ToyModel>(kVocab, 16, 0.0), make_precision_policy("bf16"));
+  });
+  for (const auto& p : trainer.params()) EXPECT_EQ(p.scalar_type(), torch::kFloat);
 }
 
 TEST(AutocastGuard, RunsMatrixProductsInBf16AndRestoresTheState) {

@@ -194,7 +194,7 @@ TEST(Trainer, ResumeFromCheckpointIsBitIdentical) {
 // ema = decay * ema + (1 - decay) * weights after each update, in fp32; saved beside the
 // weights, a resumed run continues it exactly.
 TEST(Trainer, EmaFollowsTheFormulaAndResumesExactly) {
-  const EmaOptions options{true, 0.75, /*start_update=*/3, /*update_freq=*/1, false};
+  const EmaOptions options{true, 0.75, /*start_update=*/3, /*update_freq=*/1, false, /*seed_model=*/""};
   auto full = make_seeded_trainer(7, 0.3);
   full.enable_ema(options);
   std::vector<torch::Tensor> expected = snapshot_params(full);  // the EMA starts as the weights
@@ -238,9 +238,51 @@ TEST(Trainer, EmaFollowsTheFormulaAndResumesExactly) {
   EXPECT_TRUE(bit_identical(seeded.ema()->averages(), snapshot_params(plain)));
 }
 
+// ema.ema_seed_model (fairseq's --ema-seed-model): an EMA that does not come from the
+// checkpoint resumed starts as another checkpoint's EMA, then averages this run's weights.
+TEST(Trainer, EmaSeedModelStartsTheEmaAsAnotherCheckpointsEma) {
+  EmaOptions options{true, 0.75, /*start_update=*/0, /*update_freq=*/1, false, /*seed_model=*/""};
+  auto donor = make_seeded_trainer(7, 0.0);
+  donor.enable_ema(options);
+  for (int k = 0; k < 3; ++k) donor.train_step({make_batch(k)});
+  const auto donor_path = temp_path("ema-donor.pt");
+  save(donor, donor_path);
+
+  options.seed_model = donor_path;
+  auto seeded = make_seeded_trainer(9, 0.0);
+  const auto own = snapshot_params(seeded);
+  seeded.enable_ema(options);
+  EXPECT_TRUE(bit_identical(seeded.ema()->averages(), donor.ema()->averages()));
+  EXPECT_FALSE(bit_identical(donor.ema()->averages(), own));
+  EXPECT_TRUE(bit_identical(snapshot_params(seeded), own)) << "only the EMA is seeded";
+  seeded.train_step({make_batch(5)});
+  std::vector<torch::Tensor> expected;
+  const auto weights = snapshot_params(seeded);
+  for (size_t i = 0; i < weights.size(); ++i)
+    expected.push_back(donor.ema()->averages()[i].clone().mul_(0.75).add_(weights[i], 0.25));
+  EXPECT_TRUE(bit_identical(seeded.ema()->averages(), expected));
+  // A start from a checkpoint without EMA (here: fine-tuning) seeds it again.
+  const auto plain_path = temp_path("ema-plain.pt");
+  auto plain_trainer = make_seeded_trainer(3, 0.0);
+  save(plain_trainer, plain_path);
+  CheckpointReader plain(plain_path);
+  seeded.load_state(plain, plain.progress(), {/*optimizer=*/false, /*ema=*/false, /*rng=*/false});
+  EXPECT_TRUE(bit_identical(seeded.ema()->averages(), donor.ema()->averages()));
+  // A seed without EMA: one line naming it.
+  options.seed_model = plain_path;
+  try {
+    make_seeded_trainer(9, 0.0).enable_ema(options);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), plain_path +
+                                         ": has no EMA weights to seed the EMA from (ema.ema_seed_model; "
+                                         "train it with --store-ema)");
+  }
+}
+
 TEST(Trainer, EmaUpdateFreqAveragesEveryNthUpdateOnly) {
   auto trainer = make_seeded_trainer(7, 0.0);
-  trainer.enable_ema({true, 0.5, 0, /*update_freq=*/2, false});
+  trainer.enable_ema({true, 0.5, 0, /*update_freq=*/2, false, /*seed_model=*/""});
   auto before = snapshot_params(trainer);
   trainer.train_step({make_batch(0)});
   EXPECT_TRUE(bit_identical(trainer.ema()->averages(), before));  // update 1: no EMA step
@@ -388,6 +430,12 @@ TEST(Trainer, RestartAndEmaOptionsRefuseBadValues) {
   EXPECT_NE(error_of({{"ema.ema_start_update", V(int64_t{-1})}}).find("ema.ema_start_update"), std::string::npos);
   EXPECT_NE(error_of({{"ema.ema_update_freq", V(int64_t{0})}}).find("ema.ema_update_freq"), std::string::npos);
   EXPECT_NE(error_of({{"ema.validate_with_ema", V(true)}}).find("key 'ema.validate_with_ema': needs ema.store_ema"),
+            std::string::npos);
+  const V seed(std::string("/nonexistent/seed.pt"));
+  EXPECT_NE(error_of({{"ema.ema_seed_model", seed}}).find("key 'ema.ema_seed_model': needs ema.store_ema"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"ema.ema_seed_model", seed}, {"ema.store_ema", V(true)}})
+                .find("key 'ema.ema_seed_model': /nonexistent/seed.pt: no such checkpoint"),
             std::string::npos);
   for (const auto& message : {error_of({{"ema.ema_decay", V(0.0)}}),
                               error_of({{ft, V(std::string("a.pt"))}, {"checkpoint.reset_meters", V(true)}})})
