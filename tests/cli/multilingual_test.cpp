@@ -50,7 +50,7 @@ std::string trained() {
     auto r = preprocess(dir, kPairs, dir + "/bin");
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     auto args = train_args(dir + "/bin", dir + "/ckpt", kPairs);
-    for (const std::string& a : {"--max-update", "200", "--sampling-temperature", "2"}) args.push_back(a);
+    for (const char* a : {"--max-update", "200", "--sampling-temperature", "2"}) args.push_back(a);
     r = run(args);
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     std::ofstream(dir + "/train.log") << r.err;

@@ -98,7 +98,7 @@ TEST(TrainResume, RecipeAndDataChangesAreCheckedAgainstTheCheckpoint) {
   r = run({bin("csan-preprocess"), "--trainpref", dir + "/b/raw/train", "--validpref", dir + "/b/raw/valid",
            "--destdir", reused, "--from-checkpoint", checkpoint, "--workers", "1"});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
-  for (const std::string& file : {"/dict.src.txt", "/dict.tgt.txt", "/spm.model"})
+  for (const char* file : {"/dict.src.txt", "/dict.tgt.txt", "/spm.model"})
     EXPECT_EQ(slurp(reused + file), slurp(data + file)) << file;
   EXPECT_NE(slurp(reused + "/train.src-tgt.src.bin"), slurp(data + "/train.src-tgt.src.bin"));
   // ... or csan-train --reuse-dictionaries did the same, into SAVE_DIR/data-rebinarized: the

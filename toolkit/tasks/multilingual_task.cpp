@@ -343,7 +343,7 @@ core::Registrar<TaskSpec> multilingual_task(
        const auto dict = text::Dictionary::parse(meta.get("src_dict"), path + " (dictionary)");
        return translation_context(dict, dict);
      },
-     translation_generate_options, generate_multilingual});
+     translation_generate_options, generate_multilingual, /*rebinarize_data=*/nullptr});
 
 }  // namespace
 

@@ -181,7 +181,7 @@ core::Registrar<TaskSpec> tagging_task(
     {"CoNLL-U tags binarized by csan-preprocess --task tagging; tagging models (arch tagger)", models::kTagging,
      [](core::ConfigSchema&) {}, [] { return std::map<std::string, core::Value>{}; },
      [](const core::Config& cfg) -> std::unique_ptr<training::Task> { return std::make_unique<TaggingTask>(cfg); },
-     tagging_context_from_meta, tagging_generate_options, generate_tags});
+     tagging_context_from_meta, tagging_generate_options, generate_tags, /*rebinarize_data=*/nullptr});
 
 }  // namespace
 

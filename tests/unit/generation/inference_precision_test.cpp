@@ -77,7 +77,9 @@ TEST(InferencePrecision, ConvertsEveryProjectionIncludingTheOutputLayerAndHonour
   for (const auto& [name, precision] : projection_precisions(*kept)) {
     const bool skip = name.rfind("decoder.layers.1.", 0) == 0 || name == "encoder.layers.0.ffn.fc1.weight";
     EXPECT_EQ(precision, skip ? nn::Precision::fp32 : nn::Precision::bf16) << name;
-    if (skip) EXPECT_EQ(kept->named_parameters()[name].scalar_type(), torch::kFloat) << name;
+    if (skip) {
+      EXPECT_EQ(kept->named_parameters()[name].scalar_type(), torch::kFloat) << name;
+    }
   }
 }
 

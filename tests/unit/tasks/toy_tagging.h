@@ -227,7 +227,7 @@ inline void register_toy_tagging() {
                                   section->add_options()("input", po::value(&o.input), "sentences of word ids");
                                   return section;
                                 },
-                                toy_generate});
+                                toy_generate, /*rebinarize_data=*/nullptr});
     models::arch_registry().add(
         "toy_tagger",
         {models::kTagging,

@@ -262,7 +262,9 @@ TEST_F(Resume, EmaRunFollowsTheFormulaResumesExactlyAndGeneratesWithIt) {
     auto loaded = loading::load_model(full + "/checkpoint_last.pt", tasks::describe_model, torch::kCPU,
                                       /*use_ema=*/true);
     for (const auto& p : loaded.model->named_parameters())
-      if (full_ema.count(p.key())) EXPECT_TRUE(torch::equal(p.value(), full_ema.at(p.key()))) << p.key();
+      if (full_ema.count(p.key())) {
+        EXPECT_TRUE(torch::equal(p.value(), full_ema.at(p.key()))) << p.key();
+      }
     checkpoint::CheckpointWriter writer;
     writer.set_meta(loaded.meta);
     writer.set_model(*loaded.model);
