@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "toolkit/checkpoint/checkpoint.h"
 #include "toolkit/data/lang_pairs.h"
@@ -32,6 +33,12 @@ LangTokens lang_tokens(const std::string& style, const text::Dictionary& dict, c
 data::LangPair multilingual_pair(const checkpoint::CheckpointMeta& meta, const std::string& path,
                                  const std::string& source_lang, const std::string& target_lang,
                                  const std::string& source_option, const std::string& target_option);
+
+// Puts the language token `source_prefix` (LoadedEnsemble::source_prefix; -1: none) before
+// an encoded source; an empty line (EOS alone) stays empty and translates to nothing.
+inline void add_source_prefix(std::vector<int64_t>& src, int64_t source_prefix) {
+  if (source_prefix >= 0 && src.size() > 1) src.insert(src.begin(), source_prefix);
+}
 
 // Steers `ensemble`, loaded from the multilingual checkpoint `meta`, to `pair`: its
 // languages and language token.

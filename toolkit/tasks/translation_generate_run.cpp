@@ -25,6 +25,7 @@
 #include "toolkit/scoring/metrics.h"
 #include "toolkit/scoring/report_format.h"
 #include "toolkit/scoring/resampling.h"
+#include "toolkit/tasks/multilingual_steering.h"
 #include "toolkit/text/sentencepiece.h"
 
 namespace fs = std::filesystem;
@@ -350,7 +351,7 @@ GenerateSummary translate(const GenerateOptions& options, const LoadedEnsemble& 
                    origin, id + 1);
       if (encoded.truncated()) note_truncation(origin + ":" + std::to_string(id + 1), encoded.full_length);
       p.src = std::move(encoded.ids);
-      if (prefixed && p.src.size() > 1) p.src.insert(p.src.begin(), ensemble.source_prefix);
+      add_source_prefix(p.src, ensemble.source_prefix);
       p.source_text = line;
       chunk.push_back(std::move(p));
       if (static_cast<int64_t>(chunk.size()) >= buffer) {

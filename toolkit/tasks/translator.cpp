@@ -104,11 +104,8 @@ std::vector<generation::SourceSentence> Translator::encode_sources(const std::ve
                                                                    const std::string& origin) const {
   // The language token takes one of the positions, as in csan-generate; an empty line
   // stays empty (it translates to nothing).
-  const bool prefixed = ensemble_.source_prefix >= 0;
-  auto sentences = encode(lines, origin, max_source_positions_ - prefixed, *source_codec_);
-  if (prefixed)
-    for (auto& s : sentences)
-      if (s.src.size() > 1) s.src.insert(s.src.begin(), ensemble_.source_prefix);
+  auto sentences = encode(lines, origin, max_source_positions_ - (ensemble_.source_prefix >= 0), *source_codec_);
+  for (auto& s : sentences) add_source_prefix(s.src, ensemble_.source_prefix);
   return sentences;
 }
 
