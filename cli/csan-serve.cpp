@@ -64,7 +64,11 @@ int serve_main(int argc, char** argv) {
       "seconds a client may stay silent in the middle of a request")(
       "release-memory-ms", po::value<int64_t>(&s.queue.release_memory_ms)->default_value(0),
       "give freed memory back to the system at most this often: after a batch, or when idle this long (0: never)")(
-      "access-log", po::value<std::string>(&c.access_log), "append the access log to this file (default: stderr)");
+      "access-log", po::value<std::string>(&c.access_log), "append the access log to this file (default: stderr)")(
+      "warm-up", po::value<std::vector<std::string>>(&s.warm_up_files),
+      "translate this file's lines once at start, as one batch, before serving (one file for every model, or one "
+      "per --path): the memory is then taken at once and stays flat under traffic whose batches are no larger "
+      "(give the longest sentences of the traffic, as many as arrive together)");
   try {
     po::variables_map vm;
     po::store(po::command_line_parser(argc, argv).options(options).run(), vm);

@@ -342,7 +342,15 @@ TEST_F(ServeCli, FullQueueGives503WithRetryAfterAndLateAnswersGive504) {
 
 TEST_F(ServeCli, ModelsHealthMetricsAndAccessLog) {
   const std::string dir = scratch();
-  ServerProcess server(serve_args({"--path", model(), "--name", "second", "--access-log", dir + "/access.log"}), dir);
+  // Both models warm up on one file at start; that batch is no request (the metrics below).
+  ServerProcess server(serve_args({"--path", model(), "--name", "second", "--access-log", dir + "/access.log",
+                                   "--warm-up", dir_ + "/input.txt"}),
+                       dir);
+  for (const std::string name : {"toy", "second"})
+    EXPECT_NE(server.log().find("csan-serve: " + name + " warmed up on " + std::to_string(lines_.size()) +
+                                " sentences of " + dir_ + "/input.txt in "),
+              std::string::npos)
+        << server.log();
   auto client = server.client();
   auto models = client.Get("/models");
   ASSERT_TRUE(models);
@@ -614,7 +622,8 @@ TEST_F(ServeCli, CommandLineErrors) {
   auto help = run({bin("csan-serve"), "--help"});
   EXPECT_EQ(help.exit_code, 0);
   for (const std::string option : {"--path", "--name", "--max-batch-tokens", "--max-wait-ms", "--max-queue",
-                                   "--timeout-ms", "--access-log", "--precision", "--threads", "--release-memory-ms"})
+                                   "--timeout-ms", "--access-log", "--precision", "--threads", "--release-memory-ms",
+                                   "--warm-up"})
     EXPECT_NE(help.out.find(option), std::string::npos) << option;
   struct Case {
     std::vector<std::string> args;
@@ -631,7 +640,14 @@ TEST_F(ServeCli, CommandLineErrors) {
       {{"--path", model(), "--release-memory-ms", "-1"}, "release-memory-ms: must not be negative"},
       {{"--path", model(), "--bogus"}, "unrecognised option '--bogus'"},
       {{"--path", model(), "--access-log", "/nonexistent/dir/log"}, "access-log: cannot open /nonexistent/dir/log"},
+      {{"--path", model(), "--warm-up", dir_ + "/none.txt"}, dir_ + "/none.txt: cannot open"},
+      {{"--path", model(), "--warm-up", dir_ + "/input.txt", "--warm-up", dir_ + "/input.txt"},
+       "warm-up: 2 files for 1 models (give one for all, or one per --path)"},
+      {{"--path", model(), "--warm-up", dir_ + "/empty.txt"}, "warm-up: " + dir_ + "/empty.txt has no lines"},
+      {{"--path", model(), "--warm-up", dir_ + "/latin1.txt"}, dir_ + "/latin1.txt:2: invalid UTF-8"},
   };
+  std::ofstream(dir_ + "/empty.txt").flush();
+  std::ofstream(dir_ + "/latin1.txt") << "a b\nca\xe7a\n";
   for (const auto& c : cases) {
     std::vector<std::string> argv = {bin("csan-serve"), "--port", "0"};
     argv.insert(argv.end(), c.args.begin(), c.args.end());

@@ -85,6 +85,11 @@ size_t BatchQueue::queued() const {
   return queue_.size();
 }
 
+void BatchQueue::warm_up(const std::vector<std::string>& lines, const tasks::TranslateOptions& options,
+                         const std::string& origin) {
+  translator_.translate(lines, split_for_threads(options, lines.size()), origin);
+}
+
 int64_t BatchQueue::waiting_tokens(const tasks::TranslateOptions& options) const {
   int64_t tokens = 0;
   for (const auto& job : queue_)

@@ -71,6 +71,13 @@ class BatchQueue {
   // abandoned, and dropped from the queue if its batch has not started).
   bool wait(TranslationJob& job);
   size_t queued() const;
+  // Translates `lines` once, as one batch of the batcher's (same split, same search), and
+  // discards the result: for the start, before serving. The allocator's heap then holds
+  // the pages a batch that large needs, so that the resident memory stays flat when the
+  // traffic's batches (no larger) come; otherwise it creeps up for minutes as batches of
+  // new shapes first touch free pages. Errors name `origin` and the line.
+  void warm_up(const std::vector<std::string>& lines, const tasks::TranslateOptions& options,
+               const std::string& origin);
 
  private:
   void run();

@@ -5,6 +5,7 @@
 
 #include "toolkit/checkpoint/checkpoint.h"
 #include "toolkit/core/error.h"
+#include "toolkit/core/text_file.h"
 #include "toolkit/nn/precision.h"
 #include "toolkit/serve/connection_threads.h"
 #include "toolkit/serve/http.h"
@@ -79,6 +80,11 @@ TranslationServer::TranslationServer(const std::vector<ModelSpec>& models, const
   if (options_.read_timeout_s < 1) throw Error("read-timeout: must be at least 1 second", ErrorKind::bad_option);
   if (options_.batch_size < 1) throw Error("batch-size: must be at least 1", ErrorKind::bad_option);
   if (options_.request.max_sentences < 1) throw Error("max-sentences: must be at least 1", ErrorKind::bad_option);
+  const auto& warm_up = options_.warm_up_files;
+  if (warm_up.size() > 1 && warm_up.size() != models.size())
+    throw Error("warm-up: " + std::to_string(warm_up.size()) + " files for " + std::to_string(models.size()) +
+                    " models (give one for all, or one per --path)",
+                ErrorKind::bad_option);
   for (const auto& spec : models) {
     if (spec.name.empty()) throw Error("name: a model's name must not be empty", ErrorKind::bad_option);
     for (const auto& m : models_)
@@ -91,6 +97,7 @@ TranslationServer::TranslationServer(const std::vector<ModelSpec>& models, const
     model->translator = std::make_unique<tasks::Translator>(spec.translator, log_);
     model->architecture = architecture_of(spec.translator.paths.at(0));
     model->queue = std::make_unique<BatchQueue>(*model->translator, options_.queue, metrics_);
+    if (!warm_up.empty()) warm_up_model(*model, warm_up.size() == 1 ? warm_up[0] : warm_up[models_.size()]);
     models_.push_back(std::move(model));
   }
 
@@ -126,6 +133,17 @@ TranslationServer::TranslationServer(const std::vector<ModelSpec>& models, const
 }
 
 TranslationServer::~TranslationServer() = default;
+
+void TranslationServer::warm_up_model(Model& model, const std::string& path) {
+  const auto lines = read_lines(path);
+  if (lines.empty()) throw Error("warm-up: " + path + " has no lines", ErrorKind::bad_input);
+  tasks::TranslateOptions options;  // a request's defaults
+  options.limits.batch_size = options_.batch_size;
+  const auto started = Clock::now();
+  model.queue->warm_up(lines, options, path);
+  log_ << "csan-serve: " << model.name << " warmed up on " << lines.size() << " sentences of " << path << " in "
+       << std::chrono::duration<double>(Clock::now() - started).count() << " s" << std::endl;
+}
 
 void TranslationServer::serve() {
   if (!stop_requested_) http_->listen_after_bind();

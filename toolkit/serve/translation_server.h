@@ -46,6 +46,9 @@ struct ServerOptions {
   size_t max_connections = 1024;    // connections served at once; more wait for a thread
   int64_t read_timeout_s = 5;       // a client silent this long mid-request is dropped
   int64_t batch_size = 64;          // sentences per decoding batch (csan-generate's --batch-size)
+  // Files whose lines each model translates once at start as one batch (BatchQueue::warm_up):
+  // none, one for every model, or one per model in order.
+  std::vector<std::string> warm_up_files;
   RequestLimits request;
   QueueOptions queue;
 };
@@ -67,6 +70,7 @@ class TranslationServer {
  private:
   struct Model;
   void route();
+  void warm_up_model(Model& model, const std::string& path);
   void translate(const httplib::Request& request, httplib::Response& response);
   std::string models_json() const;
 
