@@ -647,7 +647,7 @@ TEST_F(ServeCli, CommandLineErrors) {
       {{"--path", model(), "--warm-up", dir_ + "/latin1.txt"}, dir_ + "/latin1.txt:2: invalid UTF-8"},
   };
   std::ofstream(dir_ + "/empty.txt").flush();
-  std::ofstream(dir_ + "/latin1.txt") << "a b\nca\xe7a\n";
+  std::ofstream(dir_ + "/latin1.txt") << "a b\nca\xe7" "a\n";
   for (const auto& c : cases) {
     std::vector<std::string> argv = {bin("csan-serve"), "--port", "0"};
     argv.insert(argv.end(), c.args.begin(), c.args.end());
