@@ -18,8 +18,10 @@ function(_csan_list_gtest_suites executable ctest_file properties)
       string(APPEND content
              "add_test([==[${suite}]==] [==[${executable}]==] [==[--gtest_filter=${suite}.*]==])\n"
              "set_tests_properties([==[${suite}]==] PROPERTIES ${properties}"
-             # A suite whose every test skipped itself (GTEST_SKIP) shows as skipped.
-             " SKIP_REGULAR_EXPRESSION [==[\\[  PASSED  \\] 0 tests\\.]==])\n")
+             # A suite whose every test skipped itself (GTEST_SKIP) shows as skipped: gtest then
+             # reports 0 passed and, on the next line, the skipped ones. "0 passed" alone also
+             # ends a suite whose tests all failed, which must stay a failure.
+             " SKIP_REGULAR_EXPRESSION [==[\\[  PASSED  \\] 0 tests\\.\n\\[  SKIPPED \\]]==])\n")
     endif()
   endforeach()
   file(WRITE "${ctest_file}" "${content}")

@@ -120,7 +120,19 @@ TEST(Registration, EveryRegisteringFileIsLinked) {
       {"nn", "_entry.cpp", [](const std::string& n) { return nn::attention_entry_registry().contains(n); }},
       {"tasks", "_task.cpp", [](const std::string& n) { return tasks::task_registry().contains(n); }},
   };
-  const std::regex registrar(R"re(Registrar<\w+>\s+\w+\(\s*\w+\(\),\s*"([^"]+)")re");
+  // The name is a string literal or a constant defined as one in a header of the folder.
+  const std::regex registrar(R"re(Registrar<\w+>\s+\w+\(\s*\w+\(\),\s*(?:"([^"]+)"|(\w+)))re");
+  const auto constant_value = [](const std::string& dir, const std::string& constant) {
+    const std::regex definition(constant + R"re(\s*=\s*"([^"]+)")re");
+    for (const auto& header : std::filesystem::directory_iterator(dir)) {
+      if (header.path().extension() != ".h") continue;
+      std::ifstream in(header.path());
+      const std::string text((std::istreambuf_iterator<char>(in)), {});
+      std::smatch m;
+      if (std::regex_search(text, m, definition)) return m[1].str();
+    }
+    return "(" + constant + ": no definition found in " + dir + ")";
+  };
   int files = 0;
   for (const auto& folder : folders) {
     for (const auto& entry :
@@ -135,8 +147,12 @@ TEST(Registration, EveryRegisteringFileIsLinked) {
       EXPECT_NE(text.find("CSAN_REGISTRATION_ANCHOR(" + name.substr(0, name.size() - 4) + ")"), std::string::npos)
           << entry.path() << " lacks its anchor";
       int names = 0;
-      for (std::sregex_iterator it(text.begin(), text.end(), registrar), end; it != end; ++it, ++names)
-        EXPECT_TRUE(folder.registered((*it)[1])) << entry.path() << " registers '" << (*it)[1] << "', which is missing";
+      for (std::sregex_iterator it(text.begin(), text.end(), registrar), end; it != end; ++it, ++names) {
+        const std::string registered =
+            (*it)[1].matched ? (*it)[1].str()
+                             : constant_value(std::string(CSAN_SOURCE_DIR) + "/toolkit/" + folder.dir, (*it)[2]);
+        EXPECT_TRUE(folder.registered(registered)) << entry.path() << " registers '" << registered << "', which is missing";
+      }
       EXPECT_GT(names, 0) << entry.path() << " registers nothing";
     }
   }
