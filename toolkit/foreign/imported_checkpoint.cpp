@@ -5,8 +5,8 @@
 
 #include "toolkit/checkpoint/checkpoint.h"
 #include "toolkit/core/error.h"
-#include "toolkit/nn/init.h"
 #include "toolkit/models/model_registry.h"
+#include "toolkit/nn/init.h"
 #include "toolkit/tasks/recipe.h"
 #include "toolkit/tasks/translation_task.h"
 #include "toolkit/text/dictionary.h"
