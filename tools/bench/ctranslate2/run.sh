@@ -7,7 +7,7 @@
 # (TEST.<src>, TEST.<tgt>, the same sentences). CTranslate2 comes from build.sh's folder
 # (CT2_PREFIX, default build-ct2/), the model conversion needs FAIRSEQ_SRC (a fairseq source
 # tree: see convert.py). Other settings: ROUNDS (3), REPEATS (2), THREADS (2),
-# PHASES ("prep check rounds rss summary"), CSAN_BUILD_DIR as elsewhere.
+# PHASES ("prep check rounds rss summary"), RSS_RUNS (3), CSAN_BUILD_DIR as elsewhere.
 # Phases:
 #   prep    weights-only fp32 checkpoint and its int8 inference checkpoint (csan), CTranslate2
 #           float32 and int8 models converted from csan-export's fairseq folder (convert.py)
@@ -17,9 +17,11 @@
 #           --parallel-batches 1: one batch on all threads) and CTranslate2 float32/int8 with
 #           intra_threads=THREADS (one batch on all threads) and inter_threads=THREADS (one
 #           batch per thread); each timing is the best of REPEATS decodings of the file
-#   rss     the whole file once more, under /usr/bin/time -v: csan-generate (process start,
+#   rss     the whole file again, under /usr/bin/time -v: csan-generate (process start,
 #           loading, translating) and CTranslate2's Python process (the same), their peak RSS
-#           and translations, plus each side's process floor
+#           in both matching layouts (one batch per thread: csan's default and inter_threads;
+#           one batch on all threads: --parallel-batches 1 and intra_threads), RSS_RUNS (3)
+#           runs each, and translations; plus each side's process floor
 #   summary WORK_DIR/summary.md: medians over rounds, BLEU, identical lines, peak RSS, ratios
 #           against the issue's goals
 # Run it on a quiet machine: it alternates the engines so that drift hits both, but a build
@@ -108,17 +110,27 @@ d = json.load(sys.stdin); print(json.dumps({"engine": "ct2", "precision": sys.ar
 fi
 
 if has rss; then
+  # Peak RSS in both matching layouts: one batch per thread (csan's default, CTranslate2's
+  # inter_threads) and one batch on all threads (--parallel-batches 1, intra_threads). Two
+  # batches at once peak differently from run to run (how their steps overlap): RSS_RUNS
+  # runs of each, alternating the engines; the first runs' translations are scored.
   log "rss: whole processes, translations for BLEU"
-  for name in fp32 int8; do
-    OMP_NUM_THREADS=$threads /usr/bin/time -v -o "$work/logs/time.csan.$name.txt" "$build/cli/csan-generate" \
-      --path "$work/model.$name.pt" --input "$test.$src" --output-format plain \
-      > "$work/hyp/csan.$name.txt" 2> "$work/logs/gen.csan.$name.txt"
-    echo "{\"engine\": \"csan\", \"precision\": \"$name\", \"rss_kib\": $(peak_kib "$work/logs/time.csan.$name.txt")}" >> "$results"
-  done
-  for precision in fp32:float32 int8:int8; do
-    name=${precision%%:*}; type=${precision#*:}
-    repeats=1 ct2 "$name.rss" "$type" "$type" "$threads" 1 "$test.$src" "$work/hyp/ct2.$name.txt"
-    echo "{\"engine\": \"ct2\", \"precision\": \"$name\", \"rss_kib\": $(peak_kib "$work/logs/time.ct2.$name.rss.txt")}" >> "$results"
+  for ((run = 1; run <= ${RSS_RUNS:-3}; run++)); do
+    for precision in fp32:float32 int8:int8; do
+      name=${precision%%:*}; type=${precision#*:}
+      for pair in "default 0 inter 1 $threads" "pb1 1 intra $threads 1"; do
+        set -- $pair
+        csan_layout=$1 parallel=$2 ct2_layout=$3 intra=$4 inter=$5
+        suffix=$name.$csan_layout.$run; [ "$run.$csan_layout" = 1.default ] && suffix=$name
+        OMP_NUM_THREADS=$threads /usr/bin/time -v -o "$work/logs/time.csan.$name.$csan_layout.$run.txt" \
+          "$build/cli/csan-generate" --path "$work/model.$name.pt" --input "$test.$src" --output-format plain \
+          --parallel-batches "$parallel" > "$work/hyp/csan.$suffix.txt" 2> "$work/logs/gen.csan.$name.$csan_layout.$run.txt"
+        echo "{\"engine\": \"csan\", \"precision\": \"$name\", \"layout\": \"$csan_layout\", \"run\": $run, \"rss_kib\": $(peak_kib "$work/logs/time.csan.$name.$csan_layout.$run.txt")}" >> "$results"
+        suffix=$name.$ct2_layout.$run; [ "$run.$ct2_layout" = 1.intra ] && suffix=$name
+        repeats=1 ct2 "$name.rss.$ct2_layout.$run" "$type" "$type" "$intra" "$inter" "$test.$src" "$work/hyp/ct2.$suffix.txt"
+        echo "{\"engine\": \"ct2\", \"precision\": \"$name\", \"layout\": \"$ct2_layout\", \"run\": $run, \"rss_kib\": $(peak_kib "$work/logs/time.ct2.$name.rss.$ct2_layout.$run.txt")}" >> "$results"
+      done
+    done
   done
   /usr/bin/time -v -o "$work/logs/time.csan.floor.txt" "$build/cli/csan-generate" --help > /dev/null
   /usr/bin/time -v -o "$work/logs/time.ct2.floor.txt" "$py" -c \

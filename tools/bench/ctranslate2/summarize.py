@@ -47,16 +47,38 @@ def identical(a, b):
     return f"{sum(x == y for x, y in zip(left, right))}/{max(len(left), len(right))}"
 
 
+def rss_table(rss):
+    """Peak RSS of whole processes in the two matching layouts: medians over runs (and their
+    range), the ratio of the medians against the goal."""
+    pairs = (("one batch per thread", "default", "inter"), ("one batch on all threads", "pb1", "intra"))
+    out = ["Peak RSS of the whole process translating the file, MiB: median over runs (range).", "",
+           "| precision | layout | csan | CT2 | csan / CT2 | goal |", "|---|---|--:|--:|--:|--:|"]
+    shown = False
+    for precision in ("fp32", "int8"):
+        for label, csan_layout, ct2_layout in pairs:
+            c, k = rss.get(("csan", precision, csan_layout)), rss.get(("ct2", precision, ct2_layout))
+            if not c and not k:
+                continue
+            shown = True
+            cell = lambda v: "-" if not v else (  # noqa: E731
+                f"{statistics.median(v):.0f}" + (f" ({min(v):.0f}-{max(v):.0f})" if len(v) > 1 else ""))
+            ratio = statistics.median(c) / statistics.median(k) if c and k else None
+            goal = "-" if ratio is None else f"{RSS_GOAL}x {'met' if ratio <= RSS_GOAL else 'not met'}"
+            out.append(f"| {precision} | {label} (csan {csan_layout}, CT2 {ct2_layout}) | {cell(c)} | {cell(k)} | "
+                       f"{'-' if ratio is None else f'{ratio:.2f}x'} | {goal} |")
+    return out + [""] if shown else []
+
+
 def summarize(args):
     work = Path(args.work)
     rows = [json.loads(line) for line in (work / "results.jsonl").read_text().splitlines() if line.strip()]
     speeds = defaultdict(list)
-    rss = {}
+    rss = defaultdict(list)  # (engine, precision, layout or None for floors) -> MiB of each run
     for row in rows:
         if "sent_per_s" in row:
             speeds[(row["engine"], row["precision"], row["layout"])].append(row["sent_per_s"])
         if "rss_kib" in row:
-            rss[(row["engine"], row["precision"])] = row["rss_kib"] / 1024
+            rss[(row["engine"], row["precision"], row.get("layout"))].append(row["rss_kib"] / 1024)
     median = {key: statistics.median(values) for key, values in speeds.items()}
     hyp = work / "hyp"
     t = args.threads
@@ -71,29 +93,27 @@ def summarize(args):
             f"thread, pb1 = one batch on all threads; CTranslate2: intra = intra_threads {t}, inter = "
             f"inter_threads {t}. The ratio takes each engine's faster layout.", "",
             "| precision | csan default | csan pb1 | CT2 intra | CT2 inter | csan / CT2 | goal | BLEU csan / CT2 "
-            "| identical lines | peak RSS MiB csan / CT2 | RSS ratio | goal |",
-            "|---|--:|--:|--:|--:|--:|--:|---|--:|---|--:|--:|"]
+            "| identical lines |",
+            "|---|--:|--:|--:|--:|--:|--:|---|--:|"]
     for precision in ("fp32", "int8"):
         c = [median.get(("csan", precision, layout)) for layout in ("default", "pb1")]
         k = [median.get(("ct2", precision, layout)) for layout in ("intra", "inter")]
         best_c = max((v for v in c if v), default=None)
         best_k = max((v for v in k if v), default=None)
         ratio = best_c / best_k if best_c and best_k else None
-        mem = (rss.get(("csan", precision)), rss.get(("ct2", precision)))
-        mem_ratio = mem[0] / mem[1] if all(mem) else None
         csan_hyp, ct2_hyp = hyp / f"csan.{precision}.txt", hyp / f"ct2.{precision}.txt"
         fmt = lambda v, f="{:.1f}": "-" if v is None else f.format(v)  # noqa: E731
         out.append(
             f"| {precision} | {fmt(c[0])} | {fmt(c[1])} | {fmt(k[0])} | {fmt(k[1])} | {fmt(ratio, '{:.2f}x')} | "
             f"{SPEED_GOAL[precision]}x {'met' if ratio and ratio >= SPEED_GOAL[precision] else 'not met'} | "
             f"{fmt(bleu(args.score, args.reference, csan_hyp))} / {fmt(bleu(args.score, args.reference, ct2_hyp))} | "
-            f"{identical(csan_hyp, ct2_hyp)} | {fmt(mem[0], '{:.0f}')} / {fmt(mem[1], '{:.0f}')} | "
-            f"{fmt(mem_ratio, '{:.2f}x')} | {RSS_GOAL}x {'met' if mem_ratio and mem_ratio <= RSS_GOAL else 'not met'} |")
+            f"{identical(csan_hyp, ct2_hyp)} |")
     out.append("")
-    floors = (rss.get(("csan", "floor")), rss.get(("ct2", "floor")))
+    out += rss_table(rss)
+    floors = (rss.get(("csan", "floor", None)), rss.get(("ct2", "floor", None)))
     if all(floors):
-        out.append(f"Process floors (peak RSS): `csan-generate --help` {floors[0]:.0f} MiB; Python with "
-                   f"ctranslate2 and sentencepiece imported {floors[1]:.0f} MiB.")
+        out.append(f"Process floors (peak RSS): `csan-generate --help` {floors[0][0]:.0f} MiB; Python with "
+                   f"ctranslate2 and sentencepiece imported {floors[1][0]:.0f} MiB.")
         out.append("")
     out.append("Each round (best of the repeats), sentences/s:")
     out.append("")
