@@ -1,8 +1,11 @@
 #include "toolkit/tasks/translation_generate.h"
 
+#include <unistd.h>
+
 #include <boost/program_options.hpp>
 
 #include "toolkit/core/allocator_tuning.h"
+#include "toolkit/core/blas_core_hint.h"
 #include "toolkit/core/error.h"
 #include "toolkit/generation/inference_precision.h"
 #include "toolkit/loading/inference_checkpoint.h"
@@ -115,6 +118,9 @@ DecodingModels load_for_decoding(const std::vector<std::string>& paths, const ge
     log << nn::precision_name(precision) << ": decoding on the CPU (" << nn::precision_name(precision)
         << " products are CPU-only)\n";
   if (!device.is_cpu()) log << "decoding on " << nn::describe_device(device) << "\n";
+  // A hint is for a person at a terminal: logs and pipelines that read stderr stay as they were.
+  if (device.is_cpu() && isatty(STDERR_FILENO))
+    if (const std::string hint = core::openblas_core_hint(); !hint.empty()) log << hint << "\n";
   loaded.ensemble = load_translation_ensemble(paths, &first, device, use_ema);
   generation::convert_ensemble(loaded.ensemble.models, loaded.precision, log);
   // Loading and conversion left freed blocks (the archive's copies, the fp32 forms of

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "toolkit/core/atomic_file.h"
+#include "toolkit/core/blas_core_hint.h"
 #include "toolkit/core/directory_lock.h"
 #include "toolkit/core/error.h"
 #include "toolkit/data/epoch_iterator.h"
@@ -81,6 +82,9 @@ void log_setup(TrainLog& log, const core::Config& cfg, const Task& task, Trainer
   const std::string slow_precision =
       precision_speed_warning(cfg.get<std::string>("common.precision"), trainer.model().parameters().front().device());
   if (!slow_precision.empty() && trainer.sync().is_master()) log.info(slow_precision);
+  if (const std::string hint = trainer.device().is_cpu() ? core::openblas_core_hint() : "";
+      !hint.empty() && trainer.sync().is_master())
+    log.info(hint);
   if (distributed.distributed())
     log.info("distributed: " + std::to_string(distributed.world_size) + " workers (" + distributed.source +
              "), rendezvous " + distributed.master_addr + ":" + std::to_string(distributed.master_port) + ", " +
