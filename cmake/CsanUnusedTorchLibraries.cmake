@@ -4,7 +4,7 @@
 # loader never maps them. Debian's LibTorch 1.13 names OpenCV, FFmpeg, LevelDB, LMDB and
 # ZeroMQ, which bring ~220 more libraries: with the stand-ins a csan program starts with
 # ~75 MiB less resident memory and ~0.13 s sooner (docs/development.md, "Libraries LibTorch
-# loads"). A LibTorch built with --as-needed (pip's, CUDA builds) gets none.
+# names but does not use"). A LibTorch built with --as-needed (pip's, CUDA builds) gets none.
 # Shared libraries (the Python module) are left as they are: they load into processes that
 # may load LibTorch for their own use.
 option(CSAN_SKIP_UNUSED_TORCH_LIBRARIES

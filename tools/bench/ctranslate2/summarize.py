@@ -47,6 +47,14 @@ def identical(a, b):
     return f"{sum(x == y for x, y in zip(left, right))}/{max(len(left), len(right))}"
 
 
+def median_and_range(values):
+    """"-" for no runs, the median alone for one, "median (min-max)" for several."""
+    if not values:
+        return "-"
+    spread = f" ({min(values):.0f}-{max(values):.0f})" if len(values) > 1 else ""
+    return f"{statistics.median(values):.0f}{spread}"
+
+
 def rss_table(rss):
     """Peak RSS of whole processes in the two matching layouts: medians over runs (and their
     range), the ratio of the medians against the goal."""
@@ -60,11 +68,9 @@ def rss_table(rss):
             if not c and not k:
                 continue
             shown = True
-            cell = lambda v: "-" if not v else (  # noqa: E731
-                f"{statistics.median(v):.0f}" + (f" ({min(v):.0f}-{max(v):.0f})" if len(v) > 1 else ""))
             ratio = statistics.median(c) / statistics.median(k) if c and k else None
             goal = "-" if ratio is None else f"{RSS_GOAL}x {'met' if ratio <= RSS_GOAL else 'not met'}"
-            out.append(f"| {precision} | {label} (csan {csan_layout}, CT2 {ct2_layout}) | {cell(c)} | {cell(k)} | "
+            out.append(f"| {precision} | {label} (csan {csan_layout}, CT2 {ct2_layout}) | {median_and_range(c)} | {median_and_range(k)} | "
                        f"{'-' if ratio is None else f'{ratio:.2f}x'} | {goal} |")
     return out + [""] if shown else []
 
