@@ -317,6 +317,75 @@ TEST_F(ImportCli, SettingsInArgsImportAlike) {
   EXPECT_EQ(without_summary(a.out), without_summary(b.out));
 }
 
+// The fixture's checkpoint rewritten by Python's zipfile (not torch.save): each record's bytes
+// start at a multiple of 64 ("aligned", as torch.save places them: csan maps them in place) or
+// at 4 past a multiple of 8 ("unaligned": csan reads them into memory of its own); "short"
+// cuts the largest storage's record to half its bytes.
+bool write_rezipped_checkpoint(const std::string& folder, const std::string& layout, bool shorten) {
+  static const char* const kRezip = R"(
+import struct, sys, zipfile
+source, target, layout, shorten = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "short"
+with zipfile.ZipFile(source) as zin:
+    infos = zin.infolist()
+    largest = max((i for i in infos if "/data/" in i.filename), key=lambda i: i.file_size)
+    with open(target, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as zout:
+        for info in infos:
+            data = zin.read(info)
+            if shorten and info is largest:
+                data = data[: len(data) // 2]
+            start = f.tell() + 30 + len(info.filename.encode()) + 4
+            pad = (-start) % 64 if layout == "aligned" else (4 - start) % 8
+            out = zipfile.ZipInfo(info.filename, date_time=(2026, 1, 1, 0, 0, 0))
+            out.extra = struct.pack("<HH", 0x4346, pad) + bytes(pad)
+            zout.writestr(out, data)
+)";
+  const std::string variant = kInterop + "/fairseq/transformer_untied_noscale";
+  fs::create_directories(folder);
+  for (const char* dict : {"dict.en.txt", "dict.de.txt"}) fs::copy_file(variant + "/" + dict, folder + "/" + dict);
+  return run({"/usr/bin/python3", "-c", kRezip, variant + "/checkpoint.pt", folder + "/checkpoint.pt", layout,
+              shorten ? "short" : "whole"})
+             .exit_code == 0;
+}
+
+// csan uses a torch.save() archive's storages where they lie in the file when they are aligned
+// (as torch.save writes them) and reads them otherwise: either way the same model.
+TEST_F(ImportCli, RecordsAlignedOrNotImportAlike) {
+  const std::string input = dir_ + "/input.en";
+  std::ofstream(input) << "Two young men are playing soccer.\nA dog runs through the snow.\n";
+  ASSERT_EQ(run({bin("csan-import"), "--fairseq", kInterop + "/fairseq/transformer_untied_noscale/checkpoint.pt",
+                 "--output", dir_ + "/original.pt"})
+                .exit_code,
+            0);
+  const RunResult original = generate(dir_ + "/original.pt", input);
+  ASSERT_EQ(original.exit_code, 0) << describe(original);
+  for (const std::string layout : {"aligned", "unaligned"}) {
+    SCOPED_TRACE(layout);
+    ASSERT_TRUE(write_rezipped_checkpoint(dir_ + "/" + layout, layout, false));
+    const RunResult imported =
+        run({bin("csan-import"), "--fairseq", dir_ + "/" + layout + "/checkpoint.pt", "--output", dir_ + "/x.pt"});
+    ASSERT_EQ(imported.exit_code, 0) << describe(imported);
+    const RunResult translated = generate(dir_ + "/x.pt", input);
+    ASSERT_EQ(translated.exit_code, 0) << describe(translated);
+    EXPECT_EQ(without_summary(translated.out), without_summary(original.out));
+  }
+}
+
+// A storage record shorter than the pickle says is a one-line error naming the file and the
+// storage, in either layout, and writes nothing.
+TEST_F(ImportCli, ShortStorageRecordIsRefused) {
+  for (const std::string layout : {"aligned", "unaligned"}) {
+    SCOPED_TRACE(layout);
+    const std::string folder = dir_ + "/" + layout;
+    ASSERT_TRUE(write_rezipped_checkpoint(folder, layout, true));
+    const RunResult r = run({bin("csan-import"), "--fairseq", folder + "/checkpoint.pt", "--output", dir_ + "/x.pt"});
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_TRUE(is_one_line(r.err)) << r.err;
+    EXPECT_NE(r.err.find(folder + "/checkpoint.pt (data.pkl): pickle offset "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(" has room for "), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir_ + "/x.pt"));
+  }
+}
+
 // The recipe a format 3 checkpoint embeds (its header's csan.recipe).
 std::string embedded_recipe(const std::string& checkpoint) {
   std::ifstream in(checkpoint, std::ios::binary);

@@ -79,6 +79,11 @@ class Ctranslate2Bench(unittest.TestCase):
                      {"engine": "ct2", "precision": "floor", "rss_kib": 53 * 1024}]
             write(os.path.join(work, "results.jsonl"), "".join(json.dumps(r) + "\n" for r in rows))
             os.makedirs(os.path.join(work, "hyp"))
+            os.makedirs(os.path.join(work, "logs"))
+            write(os.path.join(work, "logs", "ct2-backends.txt"),
+                  "[2026-11-29 01:00:00.000] [ctranslate2] [thread 7] [info]  - SGEMM backend: DNNL (packed: false)\n"
+                  "[2026-11-29 01:00:00.000] [ctranslate2] [thread 7] [info]  - GEMM_S8 backend: DNNL (packed: false, "
+                  "u8s8 preferred: true)\n")
             write(os.path.join(work, "hyp", "csan.fp32.txt"), "a\nb\nc\n")
             write(os.path.join(work, "hyp", "ct2.fp32.txt"), "a\nx\nc\n")
             write(os.path.join(work, "hyp", "csan.int8.txt"), "a\nb\nc\nd\n")
@@ -108,6 +113,9 @@ class Ctranslate2Bench(unittest.TestCase):
                 ["int8", "one batch on all threads (csan pb1, CT2 intra)", "240", "200", "1.20x", "1.25x met"]])
             self.assertIn("`csan-generate --help` 97 MiB; Python with ctranslate2 and sentencepiece imported 53 MiB",
                           done.stdout)
+            # CTranslate2's own log of its backends, without the log prefix.
+            self.assertIn("```\n - SGEMM backend: DNNL (packed: false)\n - GEMM_S8 backend: DNNL (packed: false, "
+                          "u8s8 preferred: true)\n```", done.stdout)
 
     def test_run_names_a_bad_argument(self):
         run = os.path.join(BENCH, "run.sh")
@@ -116,6 +124,10 @@ class Ctranslate2Bench(unittest.TestCase):
                                      capture_output=True, text=True)
             self.assertEqual(missing.returncode, 2)
             self.assertEqual(missing.stderr.strip(), f"run.sh: {d}/none.pt: cannot read")
+            backend = subprocess.run(["bash", run, os.path.join(d, "none.pt"), d, d + "/test", d + "/work"],
+                                     capture_output=True, text=True, env={**os.environ, "CT2_BACKEND": "blas"})
+            self.assertEqual(backend.returncode, 2)
+            self.assertEqual(backend.stderr.strip(), "run.sh: CT2_BACKEND=blas: expected auto or mkl")
             write(os.path.join(d, "model.pt"), "x")
             no_data = subprocess.run(["bash", run, os.path.join(d, "model.pt"), d, d + "/test", d + "/work"],
                                      capture_output=True, text=True)

@@ -14,7 +14,7 @@
 
 namespace csan::core {
 
-MappedFile::MappedFile(const std::string& path) {
+MappedFile::MappedFile(const std::string& path, Access access) : access_(access) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
   struct stat st {};
@@ -29,7 +29,8 @@ MappedFile::MappedFile(const std::string& path) {
   }
   size_ = static_cast<size_t>(st.st_size);
   if (size_ > 0) {
-    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
+    void* p = access == Access::read_only ? ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0)
+                                          : ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
       const int err = errno;
       ::close(fd);
@@ -45,7 +46,7 @@ MappedFile::~MappedFile() {
 }
 
 void MappedFile::release(size_t offset, size_t length) const {
-  if (!data_ || offset >= size_) return;
+  if (!data_ || offset >= size_ || access_ != Access::read_only) return;
   length = std::min(length, size_ - offset);
   static const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   const auto base = reinterpret_cast<uintptr_t>(data_);  // page-aligned (mmap)

@@ -2,12 +2,14 @@
 
 #include <caffe2/serialize/inline_container.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <functional>
 #include <map>
 
 #include "toolkit/core/error.h"
+#include "toolkit/core/mapped_file.h"
 
 namespace csan::foreign {
 
@@ -168,7 +170,7 @@ class Unpickler {
       const int64_t numel = id->items[4]->integer;
       const auto element = static_cast<int64_t>(c10::elementSize(type->second));
       if (numel < 0 || numel > bytes.numel() / element)
-        fail("storage " + key + " holds " + std::to_string(bytes.numel()) + " bytes, not " + std::to_string(numel) +
+        fail("storage " + key + " has room for " + std::to_string(bytes.numel()) + " bytes, not " + std::to_string(numel) +
              " elements of " + std::string(c10::toString(type->second)));
       PicklePtr storage = make(Kind::storage);
       storage->tensor = bytes.narrow(0, 0, numel * element).view(type->second);
@@ -471,28 +473,62 @@ PicklePtr read_pickle(const std::string& bytes, const std::string& origin,
   return Unpickler(bytes, origin, storage).run();
 }
 
+namespace {
+
+// Where each record's bytes start in the archive, in file order: a storage's bytes end before
+// the next record's local header (30 bytes at least), or before the end-of-central-directory
+// record (22 bytes) for the last one.
+std::vector<size_t> record_starts(caffe2::serialize::PyTorchStreamReader& zip) {
+  std::vector<size_t> starts;
+  for (const std::string& name : zip.getAllRecords()) starts.push_back(zip.getRecordOffset(name));
+  std::sort(starts.begin(), starts.end());
+  return starts;
+}
+
+}  // namespace
+
 PicklePtr read_torch_save(const std::string& path) {
   if (!std::filesystem::is_regular_file(path)) throw Error(path + ": no such file", ErrorKind::missing_file);
   std::unique_ptr<caffe2::serialize::PyTorchStreamReader> zip;
   std::string pickle;
+  std::vector<size_t> starts;
   try {
     zip = std::make_unique<caffe2::serialize::PyTorchStreamReader>(path);
     auto [data, size] = zip->getRecord("data.pkl");
     pickle.assign(static_cast<const char*>(data.get()), size);
+    starts = record_starts(*zip);
   } catch (const c10::Error& e) {
     throw Error(path + ": not a torch.save() zip archive, or a truncated one (" +
                     std::string(e.what_without_backtrace()).substr(0, 200) + ")",
                 ErrorKind::corrupt_checkpoint);
   }
+  // The storages are used where they lie in the file, as torch.load(mmap=True) does: reading
+  // each record into memory of its own cost a transformer_big import more time than anything
+  // else (the kernel zeroing 800 MB of fresh pages; tools/bench/import-time.sh). The map is
+  // copy-on-write: an importer that changes a weight in place changes its own copy, never the
+  // file. torch.save stores records uncompressed, 64-byte aligned; the pickle says how many
+  // bytes a storage holds, and they must end before the next record.
+  const auto file = std::make_shared<core::MappedFile>(path, core::MappedFile::Access::copy_on_write);
   auto storage = [&](const std::string& key) {
     const std::string record = "data/" + key;
     try {
       if (!zip->hasRecord(record))
         throw Error(path + ": storage " + record + " is missing", ErrorKind::corrupt_checkpoint);
-      auto [data, size] = zip->getRecord(record);
-      auto held = std::make_shared<at::DataPtr>(std::move(data));
+      const size_t offset = zip->getRecordOffset(record);
+      const auto next = std::upper_bound(starts.begin(), starts.end(), offset);
+      const size_t end = next == starts.end() ? file->size() - std::min<size_t>(file->size(), 22) : *next - 30;
+      if (offset > end || end > file->size())
+        throw Error(path + ": storage " + record + " lies outside the file", ErrorKind::corrupt_checkpoint);
+      if (offset % alignof(double) != 0) {
+        // Not written by torch.save (which aligns every record): read it into memory of its
+        // own, where every element type is aligned.
+        auto [data, size] = zip->getRecord(record);
+        auto held = std::make_shared<at::DataPtr>(std::move(data));
+        return torch::from_blob(
+            held->get(), {static_cast<int64_t>(size)}, [held](void*) {}, torch::kUInt8);
+      }
       return torch::from_blob(
-          held->get(), {static_cast<int64_t>(size)}, [held](void*) {}, torch::kUInt8);
+          file->writable_data() + offset, {static_cast<int64_t>(end - offset)}, [file](void*) {}, torch::kUInt8);
     } catch (const c10::Error& e) {
       throw Error(path + ": storage " + record + " cannot be read (" +
                       std::string(e.what_without_backtrace()).substr(0, 200) + ")",

@@ -5,8 +5,10 @@
 # 32768-entry dictionary, share_all_embeddings; about 1 GB of float32) with Debian's
 # /usr/bin/python3 + python3-torch, then times, ROUNDS times alternating:
 #   read:   cat checkpoint.pt dict.*.txt > /dev/null
-#   import: csan-import --fairseq checkpoint.pt --output imported.pt
-# and prints the medians and their ratio. The files are in the page cache after the first
+#   copy:   cp checkpoint.pt copy.pt && sync copy.pt (reading the bytes and writing as many
+#           to disk: what any import that writes its model to a file pays at least)
+#   import: csan-import --fairseq checkpoint.pt --output imported.pt (which syncs its file)
+# and prints the medians and the import's ratios to both. The files are in the page cache after the first
 # round, so "read" is a warm read (what a cold read costs depends on the disk: run
 # `echo 3 > /proc/sys/vm/drop_caches` between rounds where allowed for the cold figure);
 # csan-import's time includes starting the process (LibTorch) and writing the format 3 file.
@@ -68,19 +70,28 @@ torch.save({"args": None, "cfg": {"model": args, "task": {"_name": "translation"
 PY
 fi
 now() { date +%s.%N; }
-reads=() imports=()
+reads=() copies=() imports=()
 for ((r = 0; r < rounds; r++)); do
   t0=$(now)
   cat "$work/checkpoint.pt" "$work/dict.en.txt" "$work/dict.de.txt" >/dev/null
+  rm -f "$work/imported.pt"  # as cp's target below: dropping an old file's pages is not the import's cost
   t1=$(now)
   "$build/cli/csan-import" --fairseq "$work/checkpoint.pt" --output "$work/imported.pt" 2>/dev/null
   t2=$(now)
+  rm -f "$work/copy.pt"
+  t3=$(now)
+  cp "$work/checkpoint.pt" "$work/copy.pt" && sync "$work/copy.pt"
+  t4=$(now)
   reads+=("$(echo "$t1 - $t0" | bc)")
   imports+=("$(echo "$t2 - $t1" | bc)")
+  copies+=("$(echo "$t4 - $t3" | bc)")
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 read_s=$(median "${reads[@]}")
 import_s=$(median "${imports[@]}")
+copy_s=$(median "${copies[@]}")
 echo "checkpoint: $work/checkpoint.pt ($(du -m "$work/checkpoint.pt" | cut -f1) MiB), $rounds rounds"
-printf 'read (cat, warm page cache): %.3f s\ncsan-import:                 %.3f s\nratio:                       %.2fx (goal: at most 2x)\n' \
-  "$read_s" "$import_s" "$(echo "$import_s / $read_s" | bc -l)"
+printf 'read (cat, warm page cache): %.3f s\ncopy (cp + sync):            %.3f s\ncsan-import:                 %.3f s\n' \
+  "$read_s" "$copy_s" "$import_s"
+printf 'import / read:               %.2fx (goal: at most 2x)\nimport / copy:               %.2fx\n' \
+  "$(echo "$import_s / $read_s" | bc -l)" "$(echo "$import_s / $copy_s" | bc -l)"

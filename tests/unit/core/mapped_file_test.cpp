@@ -66,6 +66,23 @@ TEST(MappedFile, ReleasedPagesLeaveTheResidentSetAndReadTheSameAfterwards) {
   EXPECT_EQ(sum_of(file), sum);
 }
 
+// A copy-on-write map takes writes as this process's own pages: the file, and another map
+// of it, keep the old bytes; release() leaves the written pages alone.
+TEST(MappedFile, CopyOnWriteNeverChangesTheFile) {
+  const auto path = scratch("copy-on-write.bin");
+  const std::string bytes(3 * 4096, 'a');
+  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  const csan::core::MappedFile own(path.string(), csan::core::MappedFile::Access::copy_on_write);
+  own.writable_data()[5000] = 'b';
+  own.release(0, own.size());
+  EXPECT_EQ(own.data()[5000], 'b');
+  EXPECT_EQ(own.data()[4999], 'a');
+  const csan::core::MappedFile other(path.string());
+  EXPECT_EQ(std::string(other.data(), other.size()), bytes);
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), bytes);
+}
+
 TEST(MappedFile, MissingFileDirectoryAndEmptyFile) {
   const auto missing = scratch("absent.bin");
   EXPECT_EQ(message_of([&] { csan::core::MappedFile f(missing.string()); }),

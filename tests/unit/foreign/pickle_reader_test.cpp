@@ -92,7 +92,7 @@ TEST(PickleReader, MalformedInputsAreErrorsNamingOriginAndOffset) {
   EXPECT_EQ(error_of("\x80\x02" + tensor(2, 0, 5) + "."),
             "t.pkl: pickle offset 98: tensor past the end of its storage (2 elements)");
   EXPECT_EQ(error_of("\x80\x02" + tensor(9, 0, 1) + "."),
-            "t.pkl: pickle offset 86: storage 0 holds 8 bytes, not 9 elements of Float");
+            "t.pkl: pickle offset 86: storage 0 has room for 8 bytes, not 9 elements of Float");
 }
 
 TEST(PickleReader, NestingIsBounded) {
