@@ -12,6 +12,12 @@
 #   echo 'libmkl-rt libmkl-rt/use-as-default-blas-lapack boolean false' | debconf-set-selections
 #   apt-get install -y --no-install-recommends libmkl-dev python3-pybind11
 # (the debconf line keeps MKL out of the BLAS alternatives: csan keeps OpenBLAS).
+# ONEDNN_SRC=DIR (optional): oneDNN's source at the version CTranslate2's wheels build (v3.1.1,
+# python/tools/prepare_build_environment_linux.sh; Debian has only 2.6, whose API CTranslate2
+# no longer compiles against), e.g. `git archive v3.1.1` of oneapi-src/oneDNN. It is built
+# static with the wheels' options into PREFIX/onednn and CTranslate2 gets WITH_DNNL, as its
+# wheels: then on a CPU that is not Intel's CTranslate2 runs its GEMMs with oneDNN (its
+# default there) unless CT2_USE_MKL=1 (run.sh's CT2_BACKEND chooses).
 # Afterwards run.sh finds the library and the Python package by PREFIX.
 source "$(dirname "$0")/../../script-help.sh"
 help_if_asked "$0" "$@"
@@ -32,8 +38,20 @@ mkl=$prefix/mklroot
 mkdir -p "$mkl/lib"
 ln -sfn /usr/include/mkl "$mkl/include"
 ln -sfn /usr/lib/x86_64-linux-gnu "$mkl/lib/intel64"
+dnnl=()
+if [ -n "${ONEDNN_SRC:-}" ]; then
+  [ -f "$ONEDNN_SRC/include/oneapi/dnnl/dnnl.h" ] ||
+    { echo "build.sh: ONEDNN_SRC=$ONEDNN_SRC: not a oneDNN source tree (no include/oneapi/dnnl/dnnl.h)" >&2; exit 2; }
+  # CTranslate2's CMake looks in INTEL_ROOT/oneapi/dnnl/latest/cpu_gomp/{include,lib}.
+  onednn=$prefix/intel/oneapi/dnnl/latest/cpu_gomp
+  cmake -S "$ONEDNN_SRC" -B "$prefix/onednn-build" -DCMAKE_BUILD_TYPE=Release -DONEDNN_LIBRARY_TYPE=STATIC \
+    -DONEDNN_BUILD_EXAMPLES=OFF -DONEDNN_BUILD_TESTS=OFF -DONEDNN_ENABLE_WORKLOAD=INFERENCE \
+    -DONEDNN_ENABLE_PRIMITIVE="CONVOLUTION;REORDER" -DONEDNN_BUILD_GRAPH=OFF -DCMAKE_INSTALL_PREFIX="$onednn"
+  cmake --build "$prefix/onednn-build" --parallel "${JOBS:-2}" --target install
+  dnnl=(-DWITH_DNNL=ON -DINTEL_ROOT="$prefix/intel")
+fi
 MKLROOT=$mkl cmake -S "$src" -B "$prefix/build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS=-msse4.1 \
-  -DBUILD_CLI=OFF -DWITH_MKL=ON -DOPENMP_RUNTIME=COMP -DCMAKE_INSTALL_PREFIX="$prefix"
+  -DBUILD_CLI=OFF -DWITH_MKL=ON ${dnnl[@]+"${dnnl[@]}"} -DOPENMP_RUNTIME=COMP -DCMAKE_INSTALL_PREFIX="$prefix"
 cmake --build "$prefix/build" --parallel "${JOBS:-2}" --target install
 # The Python package is built in place in the source tree, as CTranslate2's own docs do.
 (cd "$src/python" && CTRANSLATE2_ROOT=$prefix /usr/bin/python3 setup.py build_ext --inplace > "$prefix/python-build.log")

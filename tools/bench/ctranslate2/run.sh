@@ -6,7 +6,7 @@
 # binarized test split is what bench-generate decodes). TEST: prefix of the raw test set
 # (TEST.<src>, TEST.<tgt>, the same sentences). CTranslate2 comes from build.sh's folder
 # (CT2_PREFIX, default build-ct2/), the model conversion needs FAIRSEQ_SRC (a fairseq source
-# tree: see convert.py). Other settings: ROUNDS (3), REPEATS (2), THREADS (2),
+# tree: see convert.py). Other settings: ROUNDS (3), REPEATS (2), THREADS (2), CT2_BACKEND,
 # PHASES ("prep check rounds rss summary"), RSS_RUNS (3), CSAN_BUILD_DIR as elsewhere.
 # Phases:
 #   prep    weights-only fp32 checkpoint and its int8 inference checkpoint (csan), CTranslate2
@@ -37,6 +37,7 @@ build=${CSAN_BUILD_DIR:-$root/build}
 prefix=${CT2_PREFIX:-$root/build-ct2}
 rounds=${ROUNDS:-3}; repeats=${REPEATS:-2}; threads=${THREADS:-2}
 phases=${PHASES:-prep check rounds rss summary}
+case ${CT2_BACKEND:-auto} in auto | mkl) ;; *) echo "run.sh: CT2_BACKEND=$CT2_BACKEND: expected auto or mkl" >&2; exit 2 ;; esac
 [ -x /usr/bin/time ] || { echo "run.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
 [ -r "$checkpoint" ] || { echo "run.sh: $checkpoint: cannot read" >&2; exit 2; }
 [ -f "$data/preprocess.json" ] || { echo "run.sh: $data: no preprocess.json (not a csan-preprocess folder)" >&2; exit 2; }
@@ -47,9 +48,11 @@ read -r src tgt < <(/usr/bin/python3 -c 'import json,sys; p=json.load(open(sys.a
 export LD_LIBRARY_PATH=$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PYTHONPATH=$prefix/src/python${PYTHONPATH:+:$PYTHONPATH}
 # CTranslate2 uses MKL only on Intel CPUs unless told (src/cpu/backend.cc); its wheels add
-# oneDNN for the others, which needs oneDNN 3 (Debian has 2.6). Elsewhere this build would
-# have no int8 backend at all: MKL it is, on every CPU (README.md).
-export CT2_USE_MKL=${CT2_USE_MKL:-1}
+# oneDNN for the others. CT2_BACKEND: "auto" (the default where build.sh built oneDNN in:
+# CTranslate2 chooses, as its wheels do: MKL on Intel, oneDNN elsewhere) or "mkl" (the default
+# otherwise: without oneDNN a CPU not Intel's would have no int8 backend at all; README.md).
+backend=${CT2_BACKEND:-$([ -d "$prefix/intel" ] && echo auto || echo mkl)}
+if [ "$backend" = auto ]; then unset CT2_USE_MKL; else export CT2_USE_MKL=1; fi
 py=/usr/bin/python3
 mkdir -p "$work/logs" "$work/hyp"
 results=$work/results.jsonl
@@ -67,6 +70,9 @@ if has prep; then
     --csan-build "$build" --quantization float32 int8 >> "$work/logs/prep.txt" 2>&1
   : > "$results"
 fi
+# Which GEMM backends CTranslate2 runs with here (its own log of them), for the summary.
+CT2_VERBOSE=1 "$py" -c 'import ctranslate2, sys; ctranslate2.Translator(sys.argv[1], device="cpu")' \
+  "$work/ct2/float32" 2>&1 | grep -E "CPU:|ISA|MKL|backend" > "$work/logs/ct2-backends.txt" || true
 
 ct2() {  # setting model compute_type intra inter input output
   local setting=$1 model=$2 type=$3 intra=$4 inter=$5 input=$6 output=$7

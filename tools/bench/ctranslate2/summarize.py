@@ -89,6 +89,12 @@ def summarize(args):
     hyp = work / "hyp"
     t = args.threads
     out = ["# csan against CTranslate2 (tools/bench/ctranslate2/run.sh)", ""]
+    backends = work / "logs" / "ct2-backends.txt"
+    if backends.is_file() and backends.read_text().strip():
+        out += ["CTranslate2's own log of its CPU backends in this run:", "", "```"]
+        # Without spdlog's "[time] [logger] [thread] [level] " prefix.
+        out += [re.sub(r"^(\[[^\]]*\] )+", "", line) for line in backends.read_text().splitlines()]
+        out += ["```", ""]
     check = (hyp / "check.csan.txt", hyp / "check.ct2.txt")
     if check[0].is_file():
         out.append(f"Check, first 200 sentences, fp32: identical lines {identical(*check)}; BLEU csan "
