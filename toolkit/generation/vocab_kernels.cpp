@@ -47,27 +47,42 @@ inline bool any_above(const float* x, float t) {
   return (words[0] | words[1] | words[2] | words[3]) != 0;
 }
 
-// exp(x) for x <= 0 on 8 lanes, with Cephes' single-precision polynomial (about 1
-// ulp); 0 below -87 (and for -inf).
-inline Floats8 exp8_nonpositive(Floats8 x) {
-  const Floats8 low = broadcast8(-87.0f);
-  const Floats8 clamped = x < low ? low : x;
-  const Floats8 fx = clamped * 1.44269504088896341f + 0.5f;
-  Floats8 n = __builtin_convertvector(__builtin_convertvector(fx, Ints8), Floats8);
+// exp(x) for x <= 0 on each lane, with Cephes' single-precision polynomial (about 1 ulp);
+// 0 below -87 (and for -inf). Floats: 8 or 16 lanes (Ints: as many int32), the same
+// arithmetic on every lane either way.
+template <typename Floats, typename Ints>
+inline Floats exp_nonpositive(Floats x) {
+  const Floats low = Floats{} - 87.0f;
+  const Floats clamped = x < low ? low : x;
+  const Floats fx = clamped * 1.44269504088896341f + 0.5f;
+  Floats n = __builtin_convertvector(__builtin_convertvector(fx, Ints), Floats);
   n = n > fx ? n - 1.0f : n;  // floor
-  const Floats8 r = clamped - n * 0.693359375f + n * 2.12194440e-4f;
-  Floats8 y = broadcast8(1.9875691500e-4f);
+  const Floats r = clamped - n * 0.693359375f + n * 2.12194440e-4f;
+  Floats y = Floats{} + 1.9875691500e-4f;
   y = y * r + 1.3981999507e-3f;
   y = y * r + 8.3334519073e-3f;
   y = y * r + 4.1665795894e-2f;
   y = y * r + 1.6666665459e-1f;
   y = y * r + 5.0000001201e-1f;
   y = y * r * r + r + 1.0f;
-  const Ints8 bits = (__builtin_convertvector(n, Ints8) + 127) << 23;
-  return x < low ? broadcast8(0.0f) : y * (Floats8)bits;  // a vector cast reinterprets the bits
+  const Ints bits = (__builtin_convertvector(n, Ints) + 127) << 23;
+  return x < low ? Floats{} : y * (Floats)bits;  // a vector cast reinterprets the bits
+}
+inline Floats8 exp8_nonpositive(Floats8 x) { return exp_nonpositive<Floats8, Ints8>(x); }
+
+// A 16-float block at once (one AVX-512 register where the clone has them), summed into 8
+// lanes exactly as two 8-float halves were: low half + high half, then into the sum.
+typedef float Floats16 __attribute__((vector_size(64)));
+typedef int32_t Ints16 __attribute__((vector_size(64)));
+inline Floats8 exp16_nonpositive_folded(const float* x, Floats16 shift) {
+  Floats16 v;
+  std::memcpy(&v, x, sizeof v);
+  const Floats16 e = exp_nonpositive<Floats16, Ints16>(v - shift);
+  return __builtin_shufflevector(e, e, 0, 1, 2, 3, 4, 5, 6, 7) +
+         __builtin_shufflevector(e, e, 8, 9, 10, 11, 12, 13, 14, 15);
 }
 
-CSAN_WITH_AVX2_CLONE
+CSAN_WITH_AVX512_AND_AVX2_CLONES
 float logsumexp_row(const float* x, int64_t n) {
   Floats8 lane_max = broadcast8(kNegInf);
   int64_t i = 0;
@@ -75,10 +90,9 @@ float logsumexp_row(const float* x, int64_t n) {
   float max = horizontal_max(lane_max);
   for (int64_t j = i; j < n; ++j) max = std::max(max, x[j]);
   if (!std::isfinite(max)) return max;  // all -inf, or an inf
-  const Floats8 shift = broadcast8(max);
+  const Floats16 shift = Floats16{} + max;
   Floats8 lane_sum = broadcast8(0.0f);
-  for (i = 0; i + kLanes <= n; i += kLanes)
-    lane_sum += exp8_nonpositive(load8(x + i) - shift) + exp8_nonpositive(load8(x + i + 8) - shift);
+  for (i = 0; i + kLanes <= n; i += kLanes) lane_sum += exp16_nonpositive_folded(x + i, shift);
   float lanes[8];
   std::memcpy(lanes, &lane_sum, sizeof lanes);
   float sum = 0;
