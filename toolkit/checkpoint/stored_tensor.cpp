@@ -81,8 +81,8 @@ torch::Tensor copy_of(const safetensors::TensorView& view, const std::string& pa
 torch::Tensor in_place(const safetensors::TensorView& view, const std::shared_ptr<const core::MappedFile>& mapping,
                        const std::string& path) {
   const torch::ScalarType type = type_of(view, path);
-  // LibTorch's storage is writable by type; the mapping is not (PROT_READ): a write faults
-  // rather than changing the file or another process's pages.
+  // LibTorch's storage is writable by type; a read-only mapping is not (PROT_READ): a write
+  // faults rather than changing the file or another process's pages.
   return torch::from_blob(
       const_cast<char*>(view.data), view.shape, [mapping](void*) {}, torch::TensorOptions().dtype(type));
 }

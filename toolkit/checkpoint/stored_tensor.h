@@ -30,7 +30,8 @@ void add_tensor(safetensors::Writer& writer, const std::string& name, const torc
 // csan::Error "PATH: tensor 'NAME' is DTYPE, which LibTorch has no type for".
 torch::Tensor copy_of(const safetensors::TensorView& view, const std::string& path);
 // The view's bytes used where they lie: the tensor holds `mapping` until its storage is
-// freed. The mapping is read-only: the tensor must never be written (inference weights).
+// freed. A read-only mapping (the default of safetensors::Reader): the tensor must never be
+// written (inference weights); a copy-on-write one: writes stay in this process.
 // Needs an aligned view of a type LibTorch has.
 torch::Tensor in_place(const safetensors::TensorView& view, const std::shared_ptr<const core::MappedFile>& mapping,
                        const std::string& path);

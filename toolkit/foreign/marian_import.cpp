@@ -64,8 +64,15 @@ std::map<std::string, torch::Tensor> read_weights(const fs::path& dir, std::stri
   std::map<std::string, torch::Tensor> weights;
   if (fs::is_regular_file(safetensors_file)) {
     origin = safetensors_file.string();
-    const safetensors::Reader reader(origin);
-    for (const auto& view : reader.tensors()) weights[view.name] = checkpoint::copy_of(view, origin);
+    // The weights are used where they lie in the file (copy-on-write: the importer may change
+    // them, never the file): no second copy of the model in memory. Views a writer left
+    // unaligned are copied.
+    const safetensors::Reader reader(origin, safetensors::ChecksumPolicy::kVerifyIfPresent,
+                                     core::MappedFile::Access::copy_on_write);
+    for (const auto& view : reader.tensors())
+      weights[view.name] = view.aligned() && checkpoint::torch_type(view.dtype)
+                               ? checkpoint::in_place(view, reader.mapping(), origin)
+                               : checkpoint::copy_of(view, origin);
     return weights;
   }
   if (!fs::is_regular_file(pickle_file))

@@ -32,8 +32,8 @@ int64_t TensorView::elements() const {
 
 bool TensorView::aligned() const { return reinterpret_cast<uintptr_t>(data) % dtype_size(dtype) == 0; }
 
-Reader::Reader(const std::string& path, ChecksumPolicy policy)
-    : path_(path), mapping_(std::make_shared<const core::MappedFile>(path)) {
+Reader::Reader(const std::string& path, ChecksumPolicy policy, core::MappedFile::Access access)
+    : path_(path), mapping_(std::make_shared<const core::MappedFile>(path, access)) {
   const char* const file = mapping_->data();
   const size_t size = mapping_->size();
   if (size < kLengthBytes)

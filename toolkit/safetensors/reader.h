@@ -36,7 +36,10 @@ enum class ChecksumPolicy {
 
 class Reader {
  public:
-  explicit Reader(const std::string& path, ChecksumPolicy policy = ChecksumPolicy::kVerifyIfPresent);
+  // access: how the file is mapped (core::MappedFile): copy_on_write where the views' bytes
+  // become tensors that may be written in place (an importer's weights).
+  explicit Reader(const std::string& path, ChecksumPolicy policy = ChecksumPolicy::kVerifyIfPresent,
+                  core::MappedFile::Access access = core::MappedFile::Access::read_only);
   Reader(const Reader&) = delete;
   Reader& operator=(const Reader&) = delete;
 
