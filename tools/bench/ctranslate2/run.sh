@@ -37,7 +37,12 @@ build=${CSAN_BUILD_DIR:-$root/build}
 prefix=${CT2_PREFIX:-$root/build-ct2}
 rounds=${ROUNDS:-3}; repeats=${REPEATS:-2}; threads=${THREADS:-2}
 phases=${PHASES:-prep check rounds rss summary}
-case ${CT2_BACKEND:-auto} in auto | mkl) ;; *) echo "run.sh: CT2_BACKEND=$CT2_BACKEND: expected auto or mkl" >&2; exit 2 ;; esac
+# CTranslate2 uses MKL only on Intel CPUs unless told (src/cpu/backend.cc); its wheels add
+# oneDNN for the others. CT2_BACKEND: "auto" (the default where build.sh built oneDNN in:
+# CTranslate2 chooses, as its wheels do: MKL on Intel, oneDNN elsewhere) or "mkl" (the default
+# otherwise: without oneDNN a CPU not Intel's would have no int8 backend at all; README.md).
+backend=${CT2_BACKEND:-$([ -d "$prefix/intel" ] && echo auto || echo mkl)}
+case $backend in auto | mkl) ;; *) echo "run.sh: CT2_BACKEND=$backend: expected auto or mkl" >&2; exit 2 ;; esac
 [ -x /usr/bin/time ] || { echo "run.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
 [ -r "$checkpoint" ] || { echo "run.sh: $checkpoint: cannot read" >&2; exit 2; }
 [ -f "$data/preprocess.json" ] || { echo "run.sh: $data: no preprocess.json (not a csan-preprocess folder)" >&2; exit 2; }
@@ -47,11 +52,6 @@ read -r src tgt < <(/usr/bin/python3 -c 'import json,sys; p=json.load(open(sys.a
 [ -r "$test.$src" ] && [ -r "$test.$tgt" ] || { echo "run.sh: $test.$src or $test.$tgt: cannot read" >&2; exit 2; }
 export LD_LIBRARY_PATH=$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PYTHONPATH=$prefix/src/python${PYTHONPATH:+:$PYTHONPATH}
-# CTranslate2 uses MKL only on Intel CPUs unless told (src/cpu/backend.cc); its wheels add
-# oneDNN for the others. CT2_BACKEND: "auto" (the default where build.sh built oneDNN in:
-# CTranslate2 chooses, as its wheels do: MKL on Intel, oneDNN elsewhere) or "mkl" (the default
-# otherwise: without oneDNN a CPU not Intel's would have no int8 backend at all; README.md).
-backend=${CT2_BACKEND:-$([ -d "$prefix/intel" ] && echo auto || echo mkl)}
 if [ "$backend" = auto ]; then unset CT2_USE_MKL; else export CT2_USE_MKL=1; fi
 py=/usr/bin/python3
 mkdir -p "$work/logs" "$work/hyp"
