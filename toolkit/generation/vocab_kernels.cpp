@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "toolkit/core/float_vectors.h"
 #include "toolkit/core/vector_clones.h"
 
 namespace csan::generation {
@@ -17,27 +18,19 @@ namespace {
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr int64_t kLanes = 16;
 
-// GCC's vector extensions: its vectorizer leaves these loops scalar (IEEE max is no
-// associative reduction; the clamps of exp become branches). The helpers are inlined
-// into the clones, so the ABI of 32-byte vector arguments never applies (the build
-// silences -Wpsabi for this file).
-typedef float Floats8 __attribute__((vector_size(32)));
-typedef int32_t Ints8 __attribute__((vector_size(32)));
+// GCC's vector extensions (core/float_vectors.h): its vectorizer leaves these loops scalar
+// (IEEE max is no associative reduction; the clamps of exp become branches).
+using core::broadcast8;
+using core::exp8_nonpositive;
+using core::exp_nonpositive;
+using core::Floats16;
+using core::Floats8;
+using core::horizontal_max;
+using core::Ints16;
+using core::Ints8;
+using core::load8;
+using core::max8;
 
-inline Floats8 load8(const float* p) {
-  Floats8 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-inline Floats8 broadcast8(float x) { return Floats8{} + x; }
-inline Floats8 max8(Floats8 a, Floats8 b) { return a > b ? a : b; }
-inline float horizontal_max(Floats8 v) {
-  float lanes[8];
-  std::memcpy(lanes, &v, sizeof lanes);
-  float m = lanes[0];
-  for (int l = 1; l < 8; ++l) m = lanes[l] > m ? lanes[l] : m;
-  return m;
-}
 // True when some lane of a 16-float block exceeds t (NaN never does).
 inline bool any_above(const float* x, float t) {
   const Floats8 threshold = broadcast8(t);
@@ -47,33 +40,8 @@ inline bool any_above(const float* x, float t) {
   return (words[0] | words[1] | words[2] | words[3]) != 0;
 }
 
-// exp(x) for x <= 0 on each lane, with Cephes' single-precision polynomial (about 1 ulp);
-// 0 below -87 (and for -inf). Floats: 8 or 16 lanes (Ints: as many int32), the same
-// arithmetic on every lane either way.
-template <typename Floats, typename Ints>
-inline Floats exp_nonpositive(Floats x) {
-  const Floats low = Floats{} - 87.0f;
-  const Floats clamped = x < low ? low : x;
-  const Floats fx = clamped * 1.44269504088896341f + 0.5f;
-  Floats n = __builtin_convertvector(__builtin_convertvector(fx, Ints), Floats);
-  n = n > fx ? n - 1.0f : n;  // floor
-  const Floats r = clamped - n * 0.693359375f + n * 2.12194440e-4f;
-  Floats y = Floats{} + 1.9875691500e-4f;
-  y = y * r + 1.3981999507e-3f;
-  y = y * r + 8.3334519073e-3f;
-  y = y * r + 4.1665795894e-2f;
-  y = y * r + 1.6666665459e-1f;
-  y = y * r + 5.0000001201e-1f;
-  y = y * r * r + r + 1.0f;
-  const Ints bits = (__builtin_convertvector(n, Ints) + 127) << 23;
-  return x < low ? Floats{} : y * (Floats)bits;  // a vector cast reinterprets the bits
-}
-inline Floats8 exp8_nonpositive(Floats8 x) { return exp_nonpositive<Floats8, Ints8>(x); }
-
 // A 16-float block at once (one AVX-512 register where the clone has them), summed into 8
 // lanes exactly as two 8-float halves were: low half + high half, then into the sum.
-typedef float Floats16 __attribute__((vector_size(64)));
-typedef int32_t Ints16 __attribute__((vector_size(64)));
 inline Floats8 exp16_nonpositive_folded(const float* x, Floats16 shift) {
   Floats16 v;
   std::memcpy(&v, x, sizeof v);

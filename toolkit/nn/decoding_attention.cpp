@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "toolkit/core/float_vectors.h"
 #include "toolkit/core/vector_clones.h"
 
 namespace csan::nn {
@@ -87,18 +88,129 @@ template <typename Cached>
   }
 }
 
+// The same pair with the head width D a constant (64 in every Transformer shape csan ships:
+// base, big, OPUS-MT, the bench models), vectorized by hand (GCC's vector extensions,
+// core/float_vectors.h) where attend_pair's loops are not:
+//  - scores: attend_pair ends each key's dot product with 16 dependent scalar additions,
+//    which cost more than the key's multiplications; here each key's products gather in
+//    the 8 lanes of one vector, and 8 keys' lanes are summed at once (sums_of_8);
+//  - softmax: 8 exponentials at a time (Cephes' polynomial, about 1 ulp from std::exp,
+//    which as a call per key took a third of the pair's time);
+//  - weighted sum: the D outputs stay in registers over all positions instead of being
+//    loaded and stored at each one.
+// The sums run in another order than attend_pair's: the two agree to float rounding.
+// scores: G rows of tk rounded up to 8 floats (the padding lanes hold -inf, then 0).
+using core::Floats8;
+using core::load8;
+using Halves8 = uint16_t __attribute__((vector_size(16)));
+
+[[gnu::always_inline]] inline Floats8 load8(const c10::BFloat16* p) {  // widened as widen() does
+  Halves8 h;
+  std::memcpy(&h, p, sizeof h);
+  // Each bf16 becomes the upper half of a float whose lower half is zero (two
+  // instructions on AVX2; a convert-and-shift took five).
+  const Halves8 zero = {};
+  return reinterpret_cast<Floats8>(__builtin_shufflevector(zero, h, 0, 8, 0, 9, 0, 10, 0, 11, 0, 12, 0, 13, 0, 14, 0, 15));
+}
+
+// Sums of 8 vectors in the lanes of one: lane t = the sum of v[t]'s 8 lanes (a tree of
+// pairwise additions across vectors, 7 shuffle pairs in all, instead of 8 horizontal sums).
+[[gnu::always_inline]] inline Floats8 sums_of_8(const Floats8 (&v)[8]) {
+  using Index = int32_t __attribute__((vector_size(32)));
+  // Adjacent lanes added: a's pairs in lanes 0-1 and 4-5, b's in 2-3 and 6-7.
+  const auto pairs = [](Floats8 a, Floats8 b) {
+    return __builtin_shuffle(a, b, Index{0, 2, 8, 10, 4, 6, 12, 14}) +
+           __builtin_shuffle(a, b, Index{1, 3, 9, 11, 5, 7, 13, 15});
+  };
+  const Floats8 v01 = pairs(v[0], v[1]), v23 = pairs(v[2], v[3]), v45 = pairs(v[4], v[5]), v67 = pairs(v[6], v[7]);
+  // Lanes 0-3: v0, v1, v2, v3 over their first halves; 4-7: the same over the second halves.
+  const Floats8 v0123 = pairs(v01, v23), v4567 = pairs(v45, v67);
+  return __builtin_shuffle(v0123, v4567, Index{0, 1, 2, 3, 8, 9, 10, 11}) +
+         __builtin_shuffle(v0123, v4567, Index{4, 5, 6, 7, 12, 13, 14, 15});
+}
+
+inline int64_t padded_to_8(int64_t n) { return (n + 7) / 8 * 8; }
+
+template <int D, typename Cached>
+[[gnu::always_inline]] inline void attend_pair_fixed(const DecodingGeometry& g, const float* q, const Cached* k,
+                                                     const Cached* v, const int64_t* rows, int64_t row,
+                                                     const bool* padding, const float* bias, float* scores,
+                                                     float* out, int64_t out_row) {
+  static_assert(D % 8 == 0, "whole vectors of 8 floats");
+  const int64_t tk = g.tk, stride = padded_to_8(tk);
+  const Floats8 hidden = core::broadcast8(kNegInf);
+  for (int64_t r = 0; r < g.groups; ++r) {
+    const float* qr = q + r * g.q_row;
+    for (int64_t j0 = 0; j0 < tk; j0 += 8) {
+      const int64_t n = std::min<int64_t>(8, tk - j0);
+      // Each key's products in the 8 lanes of one sum, summed across lanes for 8 keys at
+      // once. (The loop has 8 turns, a short block's missing keys summing nothing, so that
+      // it unrolls and the sums stay in registers.)
+      Floats8 lanes[8];
+      for (int t = 0; t < 8; ++t) {
+        Floats8 sum = {};
+        if (t < n) {
+          const int64_t j = j0 + t;
+          const Cached* key = k + (rows ? rows[j] : row) * g.k_batch + j * g.k_row;
+          for (int i = 0; i < D; i += 8) sum += load8(qr + i) * load8(key + i);
+        }
+        lanes[t] = sum;
+      }
+      const Floats8 sum = sums_of_8(lanes);
+      // Padding, and a short block's lanes past tk, hidden.
+      core::Ints8 shown;
+      for (int t = 0; t < 8; ++t) shown[t] = t < n && !(padding && padding[j0 + t]) ? -1 : 0;
+      core::store8(scores + r * stride + j0, shown ? g.scaling * sum : hidden);
+    }
+  }
+  if (bias)
+    for (int64_t r = 0; r < g.groups; ++r)
+      for (int64_t j = 0; j < tk; ++j) scores[r * stride + j] += bias[r * g.bias_row + j];
+  for (int64_t r = 0; r < g.groups; ++r) {
+    float* s = scores + r * stride;
+    Floats8 lane_max = hidden;
+    for (int64_t j = 0; j < stride; j += 8) lane_max = core::max8(lane_max, load8(s + j));
+    const float max = core::horizontal_max(lane_max);
+    Floats8 context[D / 8];
+    for (auto& c : context) c = Floats8{};
+    if (max != kNegInf) {  // else nothing is visible: zero context
+      Floats8 lane_sum = {};
+      for (int64_t j = 0; j < stride; j += 8) {
+        const Floats8 e = core::exp8_nonpositive(load8(s + j) - max);
+        core::store8(s + j, e);
+        lane_sum += e;
+      }
+      float total = 0;
+      for (int l = 0; l < 8; ++l) total += lane_sum[l];
+      const float inv = 1.0f / total;
+      for (int64_t j = 0; j < tk; ++j) {
+        const float p = s[j] * inv;
+        const Cached* value = v + (rows ? rows[j] : row) * g.v_batch + j * g.v_row;
+        for (int c = 0; c < D / 8; ++c) context[c] += p * load8(value + 8 * c);
+      }
+    }
+    for (int c = 0; c < D / 8; ++c) core::store8(out + r * out_row + 8 * c, context[c]);
+  }
+}
+
 // The two instantiations, each built for AVX2 as well (helpers inline into the clones).
 CSAN_WITH_AVX2_CLONE
 void attend_pair_float(const DecodingGeometry& g, const float* q, const float* k, const float* v, const int64_t* rows,
                        int64_t row, const bool* padding, const float* bias, float* scores, float* out,
                        int64_t out_row) {
-  attend_pair(g, q, k, v, rows, row, padding, bias, scores, out, out_row);
+  if (g.head_dim == 64)
+    attend_pair_fixed<64>(g, q, k, v, rows, row, padding, bias, scores, out, out_row);
+  else
+    attend_pair(g, q, k, v, rows, row, padding, bias, scores, out, out_row);
 }
 CSAN_WITH_AVX2_CLONE
 void attend_pair_bf16(const DecodingGeometry& g, const float* q, const c10::BFloat16* k, const c10::BFloat16* v,
                       const int64_t* rows, int64_t row, const bool* padding, const float* bias, float* scores,
                       float* out, int64_t out_row) {
-  attend_pair(g, q, k, v, rows, row, padding, bias, scores, out, out_row);
+  if (g.head_dim == 64)
+    attend_pair_fixed<64>(g, q, k, v, rows, row, padding, bias, scores, out, out_row);
+  else
+    attend_pair(g, q, k, v, rows, row, padding, bias, scores, out, out_row);
 }
 
 }  // namespace
@@ -167,7 +279,7 @@ torch::Tensor decoding_attention(const torch::Tensor& q, const torch::Tensor& k,
   const int64_t work_per_pair = std::max<int64_t>(1, g.groups * g.tk * g.head_dim);
   const int64_t grain = std::max<int64_t>(1, 32768 / work_per_pair);
   at::parallel_for(0, pairs, grain, [&](int64_t begin, int64_t end) {
-    std::vector<float> scores(g.groups * g.tk);
+    std::vector<float> scores(g.groups * padded_to_8(g.tk));  // attend_pair_fixed's rows: padded
     for (int64_t pair = begin; pair < end; ++pair) {
       const int64_t row = pair / num_heads, h = pair % num_heads;
       const float* pair_q = qp + row * g.groups * g.q_row + h * g.head_dim;

@@ -6,19 +6,15 @@
 #include <algorithm>
 #include <cstring>
 
+#include "toolkit/core/float_vectors.h"
 #include "toolkit/core/vector_clones.h"
 
 namespace csan::nn {
 
 namespace {
 
-typedef float Floats8 __attribute__((vector_size(32)));
-
-inline __attribute__((always_inline)) Floats8 load8(const float* p) {
-  Floats8 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
+using core::Floats8;
+using core::load8;
 
 inline __attribute__((always_inline)) float sum8(Floats8 v) {
   float lanes[8];

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "comma_list.h"
+#include "repeat_timing.h"
 #include "toolkit/nn/int8_gemm.h"
 #include "toolkit/nn/int8_projection.h"
 
@@ -32,19 +33,11 @@ torch::ScalarType dtype_of(const std::string& name) {
   throw std::runtime_error("--dtypes: unknown dtype '" + name + "' (fp32, bf16, int8, int8-libtorch)");
 }
 
-// Repeats `product` for about `seconds` after one warm-up call; GFLOP/s of m x k x n.
+// GFLOP/s of m x k x n, `product` repeated for about `seconds`.
 template <typename Product>
 double rate_of(Product product, int64_t m, int64_t k, int64_t n, double seconds) {
-  product();
-  int64_t products = 0;
-  const auto start = std::chrono::steady_clock::now();
-  double elapsed = 0;
-  while (elapsed < seconds) {
-    product();
-    ++products;
-    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  }
-  return 2.0 * m * k * n * products / elapsed / 1e9;
+  const csan::bench::Repeats r = csan::bench::repeat_for(seconds, product);
+  return 2.0 * m * k * n * r.calls / r.seconds / 1e9;
 }
 
 // The int8 products of inference: float x [m, k] by a converted int8 weight [n, k].

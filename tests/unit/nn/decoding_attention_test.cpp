@@ -65,6 +65,60 @@ TEST(DecodingAttention, RowsReadTheirPositionsFromTheStoredRowsTheHistoryNames) 
   EXPECT_THROW(decoding_attention(q, k, v, {}, heads, 0.5, rows_at + 1), c10::Error);  // row 5 is not stored
 }
 
+// softmax(scaling * q k^T + bias, hiding padding) v per (query row, head), in double, on
+// dense keys and values [Rk, H, Tk, d]; query row r reads key row r / G.
+torch::Tensor reference_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                  const torch::Tensor& mask, int64_t heads, double scaling,
+                                  const torch::Tensor& bias) {
+  const int64_t rows = q.size(0), groups = rows / k.size(0), d = k.size(3);
+  auto qd = q.to(torch::kDouble).view({rows, heads, 1, d});
+  auto kd = k.to(torch::kDouble).repeat_interleave(groups, 0), vd = v.to(torch::kDouble).repeat_interleave(groups, 0);
+  auto scores = torch::matmul(qd, kd.transpose(2, 3)).mul(scaling);  // [R, H, 1, Tk]
+  if (bias.defined()) scores = scores + bias.to(torch::kDouble).unsqueeze(2);
+  if (mask.defined())
+    scores = scores.masked_fill(mask.repeat_interleave(groups, 0).view({rows, 1, 1, -1}), -INFINITY);
+  auto weights = torch::softmax(scores, -1).nan_to_num(0.0);  // a row with nothing visible: zero context
+  return torch::matmul(weights, vd).view({rows, heads * d}).to(torch::kFloat);
+}
+
+// Heads of 64 (every shipped Transformer) take a kernel of their own, 8 keys at a time:
+// against the formula for key counts that fill no block, one block, and one and a bit;
+// with padding (a key row with none visible included), a bias, shared encoder keys,
+// a beam history, and float and bf16 caches.
+TEST(DecodingAttention, HeadsOf64AgreeWithTheFormulaForEveryBlockOfKeys) {
+  torch::manual_seed(8);
+  const int64_t heads = 3, d = 64, key_rows = 3, groups = 2;
+  for (const auto type : {torch::kFloat, torch::kBFloat16})
+    for (const int64_t tk : {1, 5, 8, 11, 19}) {
+      SCOPED_TRACE(std::string(type == torch::kFloat ? "float" : "bf16") + " tk " + std::to_string(tk));
+      auto k = torch::randn({key_rows, heads, tk, d}).to(type), v = torch::randn({key_rows, heads, tk, d}).to(type);
+      auto q = torch::randn({key_rows * groups, heads * d});
+      auto mask = torch::zeros({key_rows, tk}, torch::kBool);
+      mask[1].fill_(true);                                  // nothing visible: zero context
+      if (tk > 2) mask[2].narrow(0, tk - 2, 2).fill_(true);  // a shorter sentence
+      auto bias = torch::randn({key_rows * groups, heads, tk});
+      EXPECT_TRUE(torch::allclose(decoding_attention(q, k, v, mask, heads, 0.125),
+                                  reference_attention(q, k, v, mask, heads, 0.125, {}), 1e-5, 1e-5));
+      auto with_bias = decoding_attention(q, k, v, mask, heads, 0.125, {}, bias);
+      EXPECT_TRUE(torch::allclose(with_bias, reference_attention(q, k, v, mask, heads, 0.125, bias), 1e-5, 1e-5));
+      EXPECT_TRUE(torch::equal(with_bias.narrow(0, groups, groups), torch::zeros({groups, heads * d})));
+      // A beam history over stored rows in IncrementalState's position-major layout.
+      const int64_t stored = 4, rows = 5;
+      auto storage_k = torch::randn({tk, stored, heads, d}).to(type), storage_v = torch::randn({tk, stored, heads, d}).to(type);
+      auto rows_at = torch::randint(stored, {rows, tk}, torch::kLong);
+      auto dense_k = torch::empty({rows, heads, tk, d}, type), dense_v = torch::empty({rows, heads, tk, d}, type);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < tk; ++j) {
+          dense_k[r].select(1, j).copy_(storage_k[j][rows_at[r][j].item<int64_t>()]);
+          dense_v[r].select(1, j).copy_(storage_v[j][rows_at[r][j].item<int64_t>()]);
+        }
+      auto hq = torch::randn({rows, heads * d});
+      EXPECT_TRUE(torch::allclose(decoding_attention(hq, storage_k.permute({1, 2, 0, 3}), storage_v.permute({1, 2, 0, 3}),
+                                                     {}, heads, 0.125, rows_at),
+                                  reference_attention(hq, dense_k, dense_v, {}, heads, 0.125, {}), 1e-5, 1e-5));
+    }
+}
+
 TEST(DecodingAttention, KeyRowWithoutVisibleKeysGivesZeroContext) {
   auto q = torch::randn({4, 8}), k = torch::randn({2, 2, 3, 4});
   auto mask = torch::zeros({2, 3}, torch::kBool);
