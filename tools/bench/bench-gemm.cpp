@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <boost/program_options.hpp>
-#include <chrono>
 #include <cstdio>
 #include <map>
 #include <sstream>

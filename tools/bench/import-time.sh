@@ -9,10 +9,11 @@
 #           to disk: what any import that writes its model to a file pays at least)
 #   import: csan-import --fairseq checkpoint.pt --output imported.pt (which syncs its file)
 # and prints the medians and the import's ratios to both. The files are in the page cache after the first
-# round, so "read" is a warm read (what a cold read costs depends on the disk: run
-# `echo 3 > /proc/sys/vm/drop_caches` between rounds where allowed for the cold figure);
+# round, so "read" is a warm read. COLD=1: the input files are dropped from the page cache
+# (`dd iflag=nocache count=0`, which needs no privileges) before each of the three, so that each
+# reads them from the disk: "read" is then the time to read the files in the goal's sense.
 # csan-import's time includes starting the process (LibTorch) and writing the format 3 file.
-#   tools/bench/import-time.sh [WORK_DIR] [ROUNDS]
+#   [COLD=1] tools/bench/import-time.sh [WORK_DIR] [ROUNDS]
 # WORK_DIR (default: a fresh temporary folder) needs about 3 GB; CSAN_BUILD_DIR as elsewhere.
 # Do not run it while other builds or benchmarks share the machine.
 source "$(dirname "$0")/../script-help.sh"
@@ -70,15 +71,26 @@ torch.save({"args": None, "cfg": {"model": args, "task": {"_name": "translation"
 PY
 fi
 now() { date +%s.%N; }
+inputs=("$work/checkpoint.pt" "$work/dict.en.txt" "$work/dict.de.txt")
+cold=${COLD:-0}
+[[ $cold == 0 || $cold == 1 ]] || { echo "import-time.sh: COLD must be 0 or 1, not '$cold'" >&2; exit 2; }
+uncache() {  # COLD=1: the next reader finds the inputs on disk only
+  if ((cold)); then
+    for f in "${inputs[@]}"; do dd if="$f" iflag=nocache count=0 status=none; done
+  fi
+}
 reads=() copies=() imports=()
 for ((r = 0; r < rounds; r++)); do
+  uncache
   t0=$(now)
   cat "$work/checkpoint.pt" "$work/dict.en.txt" "$work/dict.de.txt" >/dev/null
   rm -f "$work/imported.pt"  # as cp's target below: dropping an old file's pages is not the import's cost
+  uncache
   t1=$(now)
   "$build/cli/csan-import" --fairseq "$work/checkpoint.pt" --output "$work/imported.pt" 2>/dev/null
   t2=$(now)
   rm -f "$work/copy.pt"
+  uncache
   t3=$(now)
   cp "$work/checkpoint.pt" "$work/copy.pt" && sync "$work/copy.pt"
   t4=$(now)
@@ -91,7 +103,8 @@ read_s=$(median "${reads[@]}")
 import_s=$(median "${imports[@]}")
 copy_s=$(median "${copies[@]}")
 echo "checkpoint: $work/checkpoint.pt ($(du -m "$work/checkpoint.pt" | cut -f1) MiB), $rounds rounds"
-printf 'read (cat, warm page cache): %.3f s\ncopy (cp + sync):            %.3f s\ncsan-import:                 %.3f s\n' \
-  "$read_s" "$copy_s" "$import_s"
+cache=$( ((cold)) && echo "cold, from disk" || echo "warm page cache")
+printf 'read (cat, %s): %.3f s\ncopy (cp + sync):            %.3f s\ncsan-import:                 %.3f s\n' \
+  "$cache" "$read_s" "$copy_s" "$import_s"
 printf 'import / read:               %.2fx (goal: at most 2x)\nimport / copy:               %.2fx\n' \
   "$(echo "$import_s / $read_s" | bc -l)" "$(echo "$import_s / $copy_s" | bc -l)"
