@@ -8,6 +8,7 @@
 
 #include "toolkit/core/float_vectors.h"
 #include "toolkit/core/vector_clones.h"
+#include "toolkit/nn/onednn_sgemm.h"
 
 namespace csan::nn {
 
@@ -115,7 +116,10 @@ torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const 
   // Under CPU autocast (bf16 inference) the product belongs to autocast's dtype policy.
   // (What at::autocast::is_cpu_enabled() reads, under the same name in LibTorch 1.13 and 2.x.)
   const bool autocast = !c10::impl::tls_is_dispatch_key_excluded(c10::DispatchKey::AutocastCPU);
-  if (few_rows && plain && no_autograd && !autocast) return few_rows_linear(x, weight, bias);
+  if (plain && no_autograd && !autocast) {
+    if (few_rows) return few_rows_linear(x, weight, bias);
+    if (onednn_sgemm_available()) return onednn_linear(x, weight, bias);
+  }
   return torch::nn::functional::linear(x, weight, bias);
 }
 

@@ -12,6 +12,7 @@
 #include "toolkit/loading/inference_checkpoint.h"
 #include "toolkit/loading/model_loader.h"
 #include "toolkit/nn/compute_device.h"
+#include "toolkit/nn/onednn_sgemm.h"
 #include "toolkit/nn/precision.h"
 #include "toolkit/nn/projection_kind.h"
 #include "toolkit/tasks/recipe.h"
@@ -120,7 +121,8 @@ DecodingModels load_for_decoding(const std::vector<std::string>& paths, const ge
         << " products are CPU-only)\n";
   if (!device.is_cpu()) log << "decoding on " << nn::describe_device(device) << "\n";
   // A hint is for a person at a terminal: logs and pipelines that read stderr stay as they were.
-  if (device.is_cpu() && isatty(STDERR_FILENO))
+  // Where oneDNN's sgemm serves the fp32 products (nn/onednn_sgemm.h), OpenBLAS's core does not matter.
+  if (device.is_cpu() && isatty(STDERR_FILENO) && !nn::onednn_sgemm_available())
     if (const std::string hint = core::openblas_core_hint(); !hint.empty()) log << hint << "\n";
   loaded.ensemble = load_translation_ensemble(paths, &first, device, use_ema);
   generation::convert_ensemble(loaded.ensemble.models, loaded.precision, log);

@@ -1,4 +1,5 @@
 #include "toolkit/nn/linear.h"
+#include "toolkit/nn/onednn_sgemm.h"
 
 #include <ATen/Parallel.h>
 #include <ATen/autocast_mode.h>
@@ -84,6 +85,28 @@ TEST(Linear, UsesTheKernelOnlyWhereNoGradientIsNeeded) {
     set_cpu_autocast(false);
     EXPECT_EQ(under_autocast.scalar_type(), torch::kBFloat16);
   }
+}
+
+// oneDNN's sgemm (where the process has it: Debian's LibTorch loads libdnnl) against
+// LibTorch's product: leading dimensions, strided inputs, with and without a bias, no rows.
+TEST(OnednnLinear, EqualsLibTorchsProductWhereTheProcessHasIt) {
+  if (!onednn_sgemm_available()) GTEST_SKIP() << "no dnnl_sgemm in this process (a LibTorch with oneDNN built in)";
+  torch::manual_seed(4);
+  torch::NoGradGuard no_grad;
+  for (int64_t rows : {0, 1, 17, 320})
+    for (int64_t outputs : {1, 33, 1000}) {
+      const torch::Tensor x = torch::randn({rows, 256}), w = torch::randn({outputs, 256}), b = torch::randn({outputs});
+      const std::string what = std::to_string(rows) + " rows -> " + std::to_string(outputs);
+      expect_close(onednn_linear(x, w, b), torch::nn::functional::linear(x, w, b), what + " with bias");
+      expect_close(onednn_linear(x, w), torch::nn::functional::linear(x, w), what + " without bias");
+    }
+  const torch::Tensor x = torch::randn({40, 3, 24}).transpose(0, 1);  // [3, 40, 24], not contiguous
+  const torch::Tensor w = torch::randn({72, 48}).narrow(1, 8, 24);    // rows 48 apart
+  const torch::Tensor b = torch::randn({72});
+  expect_close(onednn_linear(x, w, b), torch::nn::functional::linear(x, w, b), "strided, leading dimensions");
+  // nn::linear sends inference products beyond few_rows_linear's rows here (the same bits).
+  EXPECT_TRUE(torch::equal(linear(x, w, b), onednn_linear(x, w, b)));
+  EXPECT_THROW(onednn_linear(x, w.narrow(1, 0, 23)), c10::Error);  // 24 features, a weight of 23
 }
 
 // 2 x rows x in x out per product, leading dimensions folded into rows, only while a
