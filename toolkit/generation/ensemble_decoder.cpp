@@ -24,7 +24,12 @@ void EnsembleDecoder::start(const torch::Tensor& src_tokens, const torch::Tensor
                             int64_t rows_per_sentence, int64_t max_positions) {
   if (rows_per_sentence < 1) throw Error("generation: rows per sentence must be positive");
   encoder_outs_.clear();
-  states_.assign(models_.size(), nn::IncrementalState());
+  // The previous batch's states start again: their caches' buffers are written again (see
+  // IncrementalState::restart), so that a worker's memory stays at its largest batch's.
+  if (states_.size() == models_.size())
+    for (auto& state : states_) state.restart();
+  else
+    states_.assign(models_.size(), nn::IncrementalState());
   // A model that decodes with bf16 or int8 weights on the CPU keeps its attention keys
   // and values in bf16: half the memory of a batch's caches (most of what a batch adds
   // to the weights), and half the bytes the decoding kernel reads per step.

@@ -107,17 +107,22 @@ class IncrementalState {
     TORCH_CHECK(rows_ < 0 || rows == rows_, "incremental state '", key, "': ", rows, " rows appended to ", rows_);
     Growing& g = growing_[key];
     const int64_t needed = g.length + added;
-    if (!g.buffer.defined() || needed > g.buffer.size(0) || rows > g.buffer.size(1)) {
-      // First write, or past the reserve: reallocate with room to spare (amortized).
-      const int64_t capacity = std::max(needed, g.buffer.defined() ? 2 * g.buffer.size(0) : reserved_);
-      const int64_t capacity_rows = std::max(rows, g.buffer.defined() ? g.buffer.size(1) : rows);
-      g.written = positions.scalar_type();
+    const torch::ScalarType stored = storage_type(positions.scalar_type(), compact);
+    if (!g.buffer.defined() || needed > g.buffer.size(0) || rows > g.buffer.size(1) ||
+        g.buffer.scalar_type() != stored || g.buffer.device() != positions.device() ||
+        g.buffer.size(2) != positions.size(1) || g.buffer.size(3) != positions.size(3)) {
+      // First write (of this search, when a kept buffer does not fit), or past the reserve:
+      // reallocate, growing with room to spare (amortized).
+      const bool growing = g.length > 0;
+      const int64_t capacity = std::max(needed, growing ? 2 * g.buffer.size(0) : reserved_);
+      const int64_t capacity_rows = std::max(rows, growing ? g.buffer.size(1) : rows);
       torch::Tensor bigger = torch::empty({capacity, capacity_rows, positions.size(1), positions.size(3)},
-                                          positions.options().dtype(storage_type(g.written, compact)));
+                                          positions.options().dtype(stored));
       if (g.length > 0)
         bigger.narrow(0, 0, g.length).narrow(1, 0, g.buffer.size(1)).copy_(g.buffer.narrow(0, 0, g.length));
       g.buffer = bigger;
     }
+    g.written = positions.scalar_type();
     g.buffer.narrow(0, g.length, added).narrow(1, 0, rows).copy_(positions.permute({2, 0, 1, 3}));
     g.length = needed;
     extend_rows_at(rows, needed, positions.device());
@@ -139,9 +144,25 @@ class IncrementalState {
   void clear() {
     fixed_.clear();
     growing_.clear();
+    restart();
+  }
+  // For the next search: every entry and setting is forgotten as by clear(), except the
+  // growing entries' buffers, which the next search writes again where they fit (same
+  // type, device and head shape; at most as many rows and positions). Why: a batch's
+  // self-attention caches are most of its memory, and their pages stay resident once
+  // written. Freed, they sat in the allocator's free spans while the next batch wrote fresh
+  // pages elsewhere (csan-generate's peak RSS, two batches at a time: 331-443 MiB against
+  // 256-273 with the caches kept, tools/experiments/results/ctranslate2-cpu-2026-11-29.md),
+  // and every new page cost a fault.
+  void restart() {
+    fixed_.clear();
+    for (auto& [key, g] : growing_) g.length = 0;
     rows_at_ = torch::Tensor();
     rows_ = -1;
     covered_ = 0;
+    output_vocabulary_.reset();
+    attention_layer_.clear();
+    attention_ = torch::Tensor();
   }
 
  private:

@@ -26,6 +26,42 @@ TEST(IncrementalState, AppendsInPlaceWithinTheReserveAndGrowsPastIt) {
   EXPECT_EQ(state.length("absent"), 0);
 }
 
+// restart(): the next search writes the growing entries' buffers again where it fits in
+// them, and finds nothing else of the last one (entries, history, settings).
+TEST(IncrementalState, RestartKeepsTheCachesBuffersAndForgetsTheSearch) {
+  nn::IncrementalState state;
+  state.reserve(8);
+  state.append("self", torch::randn({3, 2, 2, 5}));
+  state.set("cross", torch::randn({1, 2, 4, 5}));
+  state.reorder_beams(torch::tensor(std::vector<int64_t>{2, 2, 0}));
+  state.set_output_vocabulary(std::make_shared<nn::OutputVocabulary>(torch::tensor(std::vector<int64_t>{1, 3})));
+  state.request_attention("decoder.layers.0");
+  const void* buffer = state.history("self").positions.data_ptr();
+
+  state.restart();
+  EXPECT_FALSE(state.has("cross"));
+  EXPECT_EQ(state.length("self"), 0);
+  EXPECT_EQ(state.output_vocabulary(), nullptr);
+  EXPECT_FALSE(state.attention_requested("decoder.layers.0"));
+  auto fewer = torch::randn({2, 2, 1, 5});  // fewer rows: written into the kept buffer
+  state.append("self", fewer);
+  EXPECT_EQ(state.history("self").positions.data_ptr(), buffer);
+  EXPECT_TRUE(torch::equal(state.at("self"), fewer));
+  EXPECT_TRUE(torch::equal(state.history("self").rows_at, torch::arange(2).unsqueeze(1)));
+
+  state.restart();
+  auto more = torch::randn({4, 2, 1, 5});  // more rows than the buffer holds: a new one
+  state.append("self", more);
+  EXPECT_NE(state.history("self").positions.data_ptr(), buffer);
+  EXPECT_TRUE(torch::equal(state.at("self"), more));
+
+  state.restart();
+  state.set_compact_type(torch::kBFloat16);  // stored in another type: a new buffer
+  state.append("self", more, /*compact=*/true);
+  EXPECT_EQ(state.history("self").positions.scalar_type(), torch::kBFloat16);
+  EXPECT_TRUE(torch::equal(state.at("self"), more.to(torch::kBFloat16).to(torch::kFloat)));
+}
+
 TEST(IncrementalState, BeamReorderRewritesTheHistoryNotTheCachesAndLeavesPerSentenceEntriesUntilSentencesLeave) {
   nn::IncrementalState state;
   auto rows = torch::randn({4, 2, 3, 5}), per_sentence = torch::randn({2, 2, 7, 5});

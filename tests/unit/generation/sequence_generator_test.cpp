@@ -177,6 +177,29 @@ TEST(SequenceGenerator, BatchedEqualsOneSentenceAtATime) {
   }
 }
 
+// A generator keeps its caches' buffers from one batch to the next
+// (IncrementalState::restart): a batch after a longer one, a larger one and an
+// identical one translate exactly as they do on a fresh generator.
+TEST(SequenceGenerator, ReusedGeneratorTranslatesEachBatchAsAFreshOne) {
+  auto model = tiny_model(5);
+  SearchOptions o = short_search(3);
+  o.nbest = 2;
+  const auto longer = random_sources(6, 31, 12), shorter = random_sources(2, 32, 4), larger = random_sources(9, 33);
+  SequenceGenerator reused({model}, o);
+  for (const SourceBatch* batch : {&longer, &shorter, &larger, &larger}) {
+    const auto again = reused.generate(batch->tokens, batch->lengths);
+    const auto fresh = run(model, o, *batch);
+    ASSERT_EQ(again.size(), fresh.size());
+    for (size_t s = 0; s < fresh.size(); ++s) {
+      ASSERT_EQ(again[s].size(), fresh[s].size());
+      for (size_t h = 0; h < fresh[s].size(); ++h) {
+        EXPECT_EQ(again[s][h].tokens, fresh[s][h].tokens) << "sentence " << s << " hyp " << h;
+        EXPECT_EQ(again[s][h].score, fresh[s][h].score);
+      }
+    }
+  }
+}
+
 TEST(SequenceGenerator, NbestAreDistinctAndSortedByScore) {
   auto model = tiny_model(6);
   auto batch = random_sources(5, 16);
