@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tests/support/error_message.h"
+#include "tests/support/resident_memory.h"
 
 namespace fs = std::filesystem;
 
@@ -17,29 +18,8 @@ namespace {
 
 using csan::testing::message_of;
 
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("csan-mapped-file-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir / name;
-}
-
-// This process's resident KiB of the mapping that holds `address` (/proc/self/smaps).
-long resident_kib_of(const void* address) {
-  std::ifstream smaps("/proc/self/smaps");
-  const auto at = reinterpret_cast<uintptr_t>(address);
-  bool inside = false;
-  for (std::string line; std::getline(smaps, line);) {
-    uintptr_t from = 0, to = 0;
-    char dash = 0;
-    std::istringstream range(line);
-    if (range >> std::hex >> from >> dash >> to && dash == '-' && line.find(':') > line.find(' ')) {
-      inside = from <= at && at < to;
-      continue;
-    }
-    if (inside && line.rfind("Rss:", 0) == 0) return std::stol(line.substr(4));
-  }
-  return -1;
-}
+fs::path scratch(const std::string& name) { return csan::testing::process_scratch("mapped-file", name); }
+using csan::testing::resident_kib_of;
 
 long sum_of(const csan::core::MappedFile& file) {
   long sum = 0;

@@ -10,36 +10,18 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
+
+#include "tests/support/resident_memory.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
 fs::path process_memory_scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("csan-process-memory-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir / name;
+  return csan::testing::process_scratch("process-memory", name);
 }
-
-// This process's resident KiB in the mapping that holds `address` (/proc/self/smaps).
-long resident_kib_at(const void* address) {
-  std::ifstream smaps("/proc/self/smaps");
-  const auto at = reinterpret_cast<uintptr_t>(address);
-  bool inside = false;
-  for (std::string line; std::getline(smaps, line);) {
-    uintptr_t from = 0, to = 0;
-    char dash = 0;
-    std::istringstream range(line);
-    if (range >> std::hex >> from >> dash >> to && dash == '-' && line.find(':') > line.find(' ')) {
-      inside = from <= at && at < to;
-      continue;
-    }
-    if (inside && line.rfind("Rss:", 0) == 0) return std::stol(line.substr(4));
-  }
-  return -1;
-}
+using csan::testing::resident_kib_of;
 
 // A file of `size` bytes (byte i = i * 7 + i / 4096), mapped privately, every page read.
 struct MappedPattern {
@@ -82,14 +64,14 @@ TEST(ProcessMemory, CleanSharedObjectPagesLeaveTheResidentSetAndWrittenOnesStay)
   ASSERT_EQ(::mprotect(relocated.data, relocated.size, PROT_READ), 0);
   EXPECT_EQ(code.sum(), code.expected_sum());
   EXPECT_EQ(weights.sum(), weights.expected_sum());
-  ASSERT_GE(resident_kib_at(code.data), 4000);
-  const long relocated_resident = resident_kib_at(relocated.data);
-  const long weights_resident = resident_kib_at(weights.data);
+  ASSERT_GE(resident_kib_of(code.data), 4000);
+  const long relocated_resident = resident_kib_of(relocated.data);
+  const long weights_resident = resident_kib_of(weights.data);
 
   EXPECT_GE(csan::core::release_clean_library_pages(), 4000);
-  EXPECT_EQ(resident_kib_at(code.data), 0);
-  EXPECT_EQ(resident_kib_at(relocated.data), relocated_resident);
-  EXPECT_EQ(resident_kib_at(weights.data), weights_resident);
+  EXPECT_EQ(resident_kib_of(code.data), 0);
+  EXPECT_EQ(resident_kib_of(relocated.data), relocated_resident);
+  EXPECT_EQ(resident_kib_of(weights.data), weights_resident);
   // What was dropped reads back from the file; what the process wrote is still its own.
   EXPECT_EQ(code.sum(), code.expected_sum());
   EXPECT_EQ(relocated.data[10], 'b');
