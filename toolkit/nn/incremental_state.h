@@ -151,9 +151,9 @@ class IncrementalState {
   // type, device and head shape; at most as many rows and positions). Why: a batch's
   // self-attention caches are most of its memory, and their pages stay resident once
   // written. Freed, they sat in the allocator's free spans while the next batch wrote fresh
-  // pages elsewhere (csan-generate's peak RSS, two batches at a time: 331-443 MiB against
-  // 256-273 with the caches kept, tools/experiments/results/ctranslate2-cpu-2026-11-29.md),
-  // and every new page cost a fault.
+  // pages elsewhere, and every new page cost a fault (csan-generate's peak RSS, fp32, two
+  // batches at a time: 355-415 MiB freed, 297-312 kept;
+  // tools/experiments/results/ctranslate2-cpu-2026-11-29.md).
   void restart() {
     fixed_.clear();
     for (auto& [key, g] : growing_) g.length = 0;
