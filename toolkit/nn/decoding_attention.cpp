@@ -198,24 +198,30 @@ template <int D, typename Cached>
   }
 }
 
-// The two instantiations, each built for AVX2 as well (helpers inline into the clones).
-CSAN_WITH_AVX2_CLONE
-void attend_pair_float(const DecodingGeometry& g, const float* q, const float* k, const float* v, const int64_t* rows,
-                       int64_t row, const bool* padding, const float* bias, float* scores, float* out,
-                       int64_t out_row) {
+// Heads of 64 with more than a few keys take the fixed-width path, the rest the general loop.
+template <typename Cached>
+[[gnu::always_inline]] inline void attend_pair_either(const DecodingGeometry& g, const float* q, const Cached* k,
+                                                      const Cached* v, const int64_t* rows, int64_t row,
+                                                      const bool* padding, const float* bias, float* scores,
+                                                      float* out, int64_t out_row) {
   if (g.head_dim == 64 && g.tk > kFewestKeysForBlocks)
     attend_pair_fixed<64>(g, q, k, v, rows, row, padding, bias, scores, out, out_row);
   else
     attend_pair(g, q, k, v, rows, row, padding, bias, scores, out, out_row);
 }
+
+// The two instantiations, each built for AVX2 as well (helpers inline into the clones).
+CSAN_WITH_AVX2_CLONE
+void attend_pair_float(const DecodingGeometry& g, const float* q, const float* k, const float* v, const int64_t* rows,
+                       int64_t row, const bool* padding, const float* bias, float* scores, float* out,
+                       int64_t out_row) {
+  attend_pair_either(g, q, k, v, rows, row, padding, bias, scores, out, out_row);
+}
 CSAN_WITH_AVX2_CLONE
 void attend_pair_bf16(const DecodingGeometry& g, const float* q, const c10::BFloat16* k, const c10::BFloat16* v,
                       const int64_t* rows, int64_t row, const bool* padding, const float* bias, float* scores,
                       float* out, int64_t out_row) {
-  if (g.head_dim == 64 && g.tk > kFewestKeysForBlocks)
-    attend_pair_fixed<64>(g, q, k, v, rows, row, padding, bias, scores, out, out_row);
-  else
-    attend_pair(g, q, k, v, rows, row, padding, bias, scores, out, out_row);
+  attend_pair_either(g, q, k, v, rows, row, padding, bias, scores, out, out_row);
 }
 
 }  // namespace
