@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "toolkit/core/direct_file_writer.h"
 #include "toolkit/core/error.h"
 #include "toolkit/core/remove_tree.h"
 #include "toolkit/core/temporary_paths.h"
@@ -43,8 +44,19 @@ bool process_is_gone(long pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid
 
 }  // namespace
 
-AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), temp_path_(temp_name_for(path_)) {
+AtomicFile::AtomicFile(std::string path, FileWrites writes)
+    : path_(std::move(path)), temp_path_(temp_name_for(path_)) {
   register_temporary(temp_path_);
+  if (writes == FileWrites::straight_to_disk) {
+    try {
+      direct_ = std::make_unique<DirectFileWriter>(temp_path_, path_);
+    } catch (...) {
+      std::remove(temp_path_.c_str());
+      forget_temporary(temp_path_);
+      throw;
+    }
+    return;
+  }
   file_ = std::fopen(temp_path_.c_str(), "wb");
   if (!file_) {
     const int error = errno;
@@ -54,22 +66,26 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), temp_path_(te
 }
 
 AtomicFile::~AtomicFile() {
-  if (file_) {
-    std::fclose(file_);
+  if (file_ || direct_) {
+    if (file_) std::fclose(file_);
+    direct_.reset();
     std::remove(temp_path_.c_str());
     forget_temporary(temp_path_);
   }
 }
 
 void AtomicFile::write(const void* data, size_t size) {
+  if (direct_) return direct_->write(data, size);
   if (size && std::fwrite(data, 1, size, file_) != size) throw Error(path_ + ": write failed: " + std::strerror(errno));
 }
 
 void AtomicFile::flush() {
+  if (direct_) return direct_->sync();
   if (std::fflush(file_) != 0) throw Error(path_ + ": write failed: " + std::strerror(errno));
 }
 
 void AtomicFile::overwrite(size_t offset, const void* data, size_t size) {
+  if (direct_) return direct_->overwrite(offset, data, size);
   flush();
   const off_t written = ::ftello(file_);
   if (written < 0 || offset > static_cast<size_t>(written) || size > static_cast<size_t>(written) - offset)
@@ -86,16 +102,29 @@ void AtomicFile::overwrite(size_t offset, const void* data, size_t size) {
 }
 
 void AtomicFile::commit() {
-  bool ok = std::fflush(file_) == 0 && ::fsync(::fileno(file_)) == 0;
-  ok = (std::fclose(file_) == 0) && ok;
-  const int error = errno;
-  file_ = nullptr;
+  if (direct_) {
+    try {
+      direct_->sync();
+    } catch (...) {
+      direct_.reset();
+      std::remove(temp_path_.c_str());
+      forget_temporary(temp_path_);
+      throw;
+    }
+    direct_.reset();
+  } else {
+    bool ok = std::fflush(file_) == 0 && ::fsync(::fileno(file_)) == 0;
+    ok = (std::fclose(file_) == 0) && ok;
+    const int error = errno;
+    file_ = nullptr;
+    if (!ok) {
+      std::remove(temp_path_.c_str());
+      forget_temporary(temp_path_);
+      throw Error(path_ + ": write failed: " + std::strerror(error));
+    }
+  }
   auto held = hold_temporaries();
   forget_temporary(temp_path_);
-  if (!ok) {
-    std::remove(temp_path_.c_str());
-    throw Error(path_ + ": write failed: " + std::strerror(error));
-  }
   if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
     const int rename_error = errno;
     std::remove(temp_path_.c_str());

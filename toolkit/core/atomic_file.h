@@ -3,15 +3,23 @@
 #pragma once
 
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace csan {
 
+class DirectFileWriter;
+
+// How an AtomicFile's bytes reach the disk: through the page cache (stdio), or, for large
+// files written front to back such as checkpoints, straight to the disk in large aligned
+// blocks while the caller goes on (direct_file_writer.h).
+enum class FileWrites { through_page_cache, straight_to_disk };
+
 class AtomicFile {
  public:
-  explicit AtomicFile(std::string path);
+  explicit AtomicFile(std::string path, FileWrites writes = FileWrites::through_page_cache);
   ~AtomicFile();  // discards the temporary file unless commit() ran
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
@@ -34,7 +42,8 @@ class AtomicFile {
  private:
   std::string path_;
   std::string temp_path_;
-  std::FILE* file_ = nullptr;
+  std::FILE* file_ = nullptr;                 // through_page_cache
+  std::unique_ptr<DirectFileWriter> direct_;  // straight_to_disk
 };
 
 // Whole-file convenience wrapper around AtomicFile.

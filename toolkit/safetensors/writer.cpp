@@ -102,7 +102,7 @@ void Writer::write(const std::string& path) const {
     fail(path, "header of " + std::to_string(header.size()) + " bytes exceeds safetensors' limit of " +
                    std::to_string(kMaxHeaderBytes) + " (store large metadata as U8 tensors)");
 
-  AtomicFile out(path);
+  AtomicFile out(path, FileWrites::straight_to_disk);
   uint32_t crc = 0;
   const auto emit = [&](const void* data, size_t size) {
     out.write(data, size);

@@ -21,30 +21,41 @@ fs::path fresh_dir(const std::string& name) {
   return dir;
 }
 
-TEST(AtomicFile, UncommittedWriteLeavesOldContents) {
-  fs::path dir = fresh_dir("uncommitted");
-  std::string path = (dir / "f.txt").string();
+// Each behaviour holds for both ways of writing (straight_to_disk: direct_file_writer.h).
+class AtomicFileWrites : public ::testing::TestWithParam<csan::FileWrites> {
+ protected:
+  fs::path dir(const std::string& name) const {
+    return fresh_dir(name + (GetParam() == csan::FileWrites::straight_to_disk ? "_direct" : "_cached"));
+  }
+};
+
+TEST_P(AtomicFileWrites, UncommittedWriteLeavesOldContents) {
+  fs::path d = dir("uncommitted");
+  std::string path = (d / "f.txt").string();
   csan::write_file_atomically(path, "old");
   {
-    csan::AtomicFile f(path);
+    csan::AtomicFile f(path, GetParam());
     f.write("new contents");
   }  // destroyed without commit: as if the process died mid-write
   EXPECT_EQ(csan::read_file(path), "old");
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}), 1);
+  EXPECT_EQ(std::distance(fs::directory_iterator(d), fs::directory_iterator{}), 1);
 }
 
-TEST(AtomicFile, CommitReplaces) {
-  fs::path dir = fresh_dir("commit");
-  std::string path = (dir / "f.txt").string();
+TEST_P(AtomicFileWrites, CommitReplaces) {
+  fs::path d = dir("commit");
+  std::string path = (d / "f.txt").string();
   csan::write_file_atomically(path, "old");
-  csan::write_file_atomically(path, "new");
+  csan::AtomicFile f(path, GetParam());
+  f.write("new");
+  f.commit();
   EXPECT_EQ(csan::read_file(path), "new");
+  EXPECT_EQ(std::distance(fs::directory_iterator(d), fs::directory_iterator{}), 1);
 }
 
-TEST(AtomicFile, OverwriteReplacesAReservedFieldAndWritingGoesOnAtTheEnd) {
-  fs::path dir = fresh_dir("overwrite");
-  std::string path = (dir / "f.txt").string();
-  csan::AtomicFile f(path);
+TEST_P(AtomicFileWrites, OverwriteReplacesAReservedFieldAndWritingGoesOnAtTheEnd) {
+  fs::path d = dir("overwrite");
+  std::string path = (d / "f.txt").string();
+  csan::AtomicFile f(path, GetParam());
   f.write("sum=????;");
   f.write("body");
   f.overwrite(4, "1234", 4);
@@ -53,10 +64,10 @@ TEST(AtomicFile, OverwriteReplacesAReservedFieldAndWritingGoesOnAtTheEnd) {
   EXPECT_EQ(csan::read_file(path), "sum=1234;body;end");
 }
 
-TEST(AtomicFile, OverwritePastWhatWasWrittenIsRefused) {
-  fs::path dir = fresh_dir("overwrite_past");
-  std::string path = (dir / "f.txt").string();
-  csan::AtomicFile f(path);
+TEST_P(AtomicFileWrites, OverwritePastWhatWasWrittenIsRefused) {
+  fs::path d = dir("overwrite_past");
+  std::string path = (d / "f.txt").string();
+  csan::AtomicFile f(path, GetParam());
   f.write("abc");
   EXPECT_THROW(f.overwrite(2, "xy", 2), csan::Error);
   EXPECT_THROW(f.overwrite(4, "", 0), csan::Error);
@@ -65,14 +76,21 @@ TEST(AtomicFile, OverwritePastWhatWasWrittenIsRefused) {
   EXPECT_EQ(csan::read_file(path), "axy");
 }
 
-TEST(AtomicFile, UnwritableDirectoryNamesPath) {
+TEST_P(AtomicFileWrites, UnwritableDirectoryNamesPath) {
   try {
-    csan::AtomicFile f("/nonexistent-dir/x.txt");
+    csan::AtomicFile f("/nonexistent-dir/x.txt", GetParam());
     FAIL() << "expected an error";
   } catch (const csan::Error& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/x.txt"), std::string::npos);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(BothWays, AtomicFileWrites,
+                         ::testing::Values(csan::FileWrites::through_page_cache, csan::FileWrites::straight_to_disk),
+                         [](const auto& info) {
+                           return info.param == csan::FileWrites::straight_to_disk ? "StraightToDisk"
+                                                                                   : "ThroughPageCache";
+                         });
 
 TEST(AtomicDirectory, AbandonedBuildLeavesDestinationUntouched) {
   fs::path dir = fresh_dir("dir");
