@@ -39,4 +39,19 @@ TEST(Crc32c, ExtendingPieceByPieceEqualsTheWhole) {
   EXPECT_EQ(csan::crc32c_extend(0, bytes.data(), bytes.size()), csan::crc32c(bytes));
 }
 
+// Long inputs take three streams joined by a shift (crc32c.cpp): lengths either side of
+// their block size, at odd starts.
+TEST(Crc32c, LongInputsMatchTheDefinition) {
+  const std::string bytes = pattern(200100);
+  for (size_t start : {0, 3})
+    for (size_t length : {24575, 24576, 24577, 49165, 200000}) {
+      EXPECT_EQ(csan::crc32c(bytes.data() + start, length), bitwise_crc32c(bytes.substr(start, length)))
+          << "start " << start << ", length " << length;
+      const uint32_t head = csan::crc32c(bytes.data() + start, 5);
+      EXPECT_EQ(csan::crc32c_extend(head, bytes.data() + start + 5, length - 5),
+                bitwise_crc32c(bytes.substr(start, length)))
+          << "start " << start << ", length " << length << ", extended";
+    }
+}
+
 }  // namespace
