@@ -57,11 +57,4 @@ void MappedFile::release(size_t offset, size_t length) const {
   ::madvise(reinterpret_cast<void*>(base + first), end - first, MADV_DONTNEED);
 }
 
-void read_ahead(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  ::posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
-  ::close(fd);  // the pages asked for are read all the same
-}
-
 }  // namespace csan::core

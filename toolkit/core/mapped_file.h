@@ -38,10 +38,4 @@ class MappedFile {
   size_t size_ = 0;
 };
 
-// Asks the kernel to start reading all of `path` into the page cache in large requests
-// (posix_fadvise WILLNEED), without waiting, for a file about to be read whole: a map's
-// page faults read it a small window at a time, a fraction of the disk's speed. Does
-// nothing where the file cannot be opened (the reader that follows says why).
-void read_ahead(const std::string& path);
-
 }  // namespace csan::core

@@ -489,7 +489,6 @@ std::vector<size_t> record_starts(caffe2::serialize::PyTorchStreamReader& zip) {
 
 PicklePtr read_torch_save(const std::string& path) {
   if (!std::filesystem::is_regular_file(path)) throw Error(path + ": no such file", ErrorKind::missing_file);
-  core::read_ahead(path);  // every storage is read below, and the zip's headers lie all over the file
   std::unique_ptr<caffe2::serialize::PyTorchStreamReader> zip;
   std::string pickle;
   std::vector<size_t> starts;
