@@ -23,7 +23,8 @@ std::vector<Program> programs() {
         "score-alignment"})
     all.push_back({name, csan::testing::tool(name)});
   for (const char* name :
-       {"bench-csan", "bench-gemm", "bench-generate", "bench-preprocess", "bench-score", "bench-tagger", "bench-train"})
+       {"bench-crc32c", "bench-csan", "bench-decoding-attention", "bench-gemm", "bench-generate", "bench-preprocess",
+        "bench-score", "bench-tagger", "bench-train"})
     all.push_back({name, csan::testing::tool(std::string("bench/") + name)});
   return all;
 }

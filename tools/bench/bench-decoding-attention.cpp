@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
       }
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench-decoding-attention: %s\n", e.what());
+    std::fprintf(stderr, "bench-decoding-attention: error: %s\n", e.what());
     return 1;
   }
   return 0;
