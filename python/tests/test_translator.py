@@ -206,6 +206,16 @@ def test_translator_after_import_torch(model: dict) -> None:
     assert done.stdout.split() == ["True", "2.0"]
 
 
+def test_misspelt_kernel_switch_is_a_bad_option_naming_it(model: dict) -> None:
+    """CSAN_SGEMM and CSAN_INT8_KERNEL (core/kernel_switches.h) are checked when the first
+    model loads: a misspelt value would otherwise time the default kernel under its name."""
+    code = ("import csan\ntry:\n    csan.Translator(%r)\nexcept csan.BadOptionError as e:\n    print(e)") % str(model["last"])
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "CSAN_INT8_KERNEL": "vnni"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "environment variable CSAN_INT8_KERNEL: 'vnni' is not one of csan, libtorch\n"
+
+
 def test_imported_marian_model_translates_as_transformers(tmp_path: Path) -> None:
     """The MarianMT fixture (made with transformers' code) through csan-import --marian: the
     Translator with transformers' search rules gives generate()'s texts and scores."""

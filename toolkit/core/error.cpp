@@ -6,6 +6,7 @@
 #include <new>
 
 #include "toolkit/core/checked_output.h"
+#include "toolkit/core/kernel_switches.h"
 
 namespace csan {
 
@@ -48,6 +49,7 @@ std::string describe(const std::filesystem::filesystem_error& e) {
 
 int run_main(const char* program, int (*body)(int, char**), int argc, char** argv) {
   try {
+    core::check_kernel_switches();
     return body(argc, argv);
   } catch (const OutputClosed&) {
     return kClosedPipeExitCode;  // quietly, as cat does under `| head`

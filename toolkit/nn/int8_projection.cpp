@@ -13,6 +13,7 @@
 
 #include "toolkit/core/cpu_flags.h"
 #include "toolkit/core/error.h"
+#include "toolkit/core/kernel_switches.h"
 #include "toolkit/core/registry.h"
 #include "toolkit/nn/int8_gemm.h"
 #include "toolkit/nn/projection_kind.h"
@@ -184,9 +185,8 @@ Int8Weight quantize_per_row(const torch::Tensor& weight) {
 
 Int8Engine int8_engine() {
   static const Int8Engine engine = [] {
-    const char* choice = std::getenv("CSAN_INT8_KERNEL");
-    return int8_gemm_available() && !(choice && std::string(choice) == "libtorch") ? Int8Engine::csan_vnni
-                                                                                   : Int8Engine::libtorch;
+    return int8_gemm_available() && core::kernel_switch("CSAN_INT8_KERNEL") != "libtorch" ? Int8Engine::csan_vnni
+                                                                                           : Int8Engine::libtorch;
   }();
   return engine;
 }

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "toolkit/core/kernel_switches.h"
+
 namespace csan::nn {
 
 namespace {
@@ -18,8 +20,7 @@ using Sgemm = int (*)(char transa, char transb, int64_t m, int64_t n, int64_t k,
 
 Sgemm sgemm() {
   static const Sgemm found = [] {
-    const char* choice = std::getenv("CSAN_SGEMM");
-    if (choice && std::string(choice) == "libtorch") return Sgemm{nullptr};
+    if (core::kernel_switch("CSAN_SGEMM") == "libtorch") return Sgemm{nullptr};
     return reinterpret_cast<Sgemm>(::dlsym(RTLD_DEFAULT, "dnnl_sgemm"));
   }();
   return found;

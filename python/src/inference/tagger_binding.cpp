@@ -7,6 +7,7 @@
 
 #include "inference_bindings.h"
 #include "toolkit/core/allocator_tuning.h"
+#include "toolkit/core/kernel_switches.h"
 #include "toolkit/core/atomic_file.h"
 #include "toolkit/data/conllu.h"
 #include "toolkit/tasks/tagger.h"
@@ -18,6 +19,7 @@ namespace csan::python {
 void bind_tagger(py::module_& m) {
   py::class_<tasks::Tagger>(m, "Tagger")
       .def(py::init([](const std::vector<std::string>& paths, const std::string& device, int64_t threads) {
+             core::check_kernel_switches();  // as every executable does before it starts (run_main)
              py::gil_scoped_release release;
              core::keep_large_allocations_mapped();  // as for csan.Translator (translator_binding.cpp)
              return std::make_unique<tasks::Tagger>(tasks::TaggerOptions{paths, device, threads});

@@ -15,6 +15,7 @@
 
 #include "inference_bindings.h"
 #include "toolkit/core/allocator_tuning.h"
+#include "toolkit/core/kernel_switches.h"
 #include "toolkit/tasks/train_command.h"
 #include "toolkit/training/stop_signal.h"
 
@@ -44,6 +45,7 @@ py::dict record_dict(const training::TrainLogRecord& record) {
 std::pair<int, std::string> train(const std::string& recipe, const std::vector<std::string>& overrides,
                                   const std::vector<std::pair<std::string, Setting>>& settings,
                                   const std::string& command_line, const py::object& on_log) {
+  core::check_kernel_switches();  // as every executable does before it starts (run_main)
   std::vector<std::pair<std::string, core::Value>> values;
   for (const auto& [key, setting] : settings)
     values.emplace_back(key, std::visit([](const auto& v) { return core::Value(v); }, setting));

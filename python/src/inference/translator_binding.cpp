@@ -10,6 +10,7 @@
 
 #include "inference_bindings.h"
 #include "toolkit/core/allocator_tuning.h"
+#include "toolkit/core/kernel_switches.h"
 #include "toolkit/nn/precision.h"
 #include "toolkit/tasks/translator.h"
 
@@ -24,6 +25,7 @@ std::unique_ptr<tasks::Translator> make_translator(const std::vector<std::string
                                                    const std::vector<std::string>& quantize_skip, int64_t threads,
                                                    const std::string& shortlist, const std::string& source_lang,
                                                    const std::string& target_lang, bool verbose) {
+  core::check_kernel_switches();  // as every executable does before it starts (run_main)
   tasks::TranslatorOptions options;
   options.paths = paths;
   options.device = device;

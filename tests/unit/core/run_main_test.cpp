@@ -52,4 +52,16 @@ TEST(RunMain, OtherErrorsAreOneLine) {
   EXPECT_EQ(outcome.err, "prog: error: a.txt:3: bad thing\n");
 }
 
+// A misspelt kernel switch (core/kernel_switches.h) stops every program before it starts.
+TEST(RunMain, AMisspeltKernelSwitchIsAnErrorBeforeTheBodyRuns) {
+  ::setenv("CSAN_SGEMM", "onedn", 1);
+  bool ran = false;
+  static bool* ran_flag = &ran;
+  auto outcome = run_with([] { *ran_flag = true; });
+  ::unsetenv("CSAN_SGEMM");
+  EXPECT_FALSE(ran);
+  EXPECT_EQ(outcome.status, 1);
+  EXPECT_EQ(outcome.err, "prog: error: environment variable CSAN_SGEMM: 'onedn' is not one of onednn, libtorch\n");
+}
+
 }  // namespace
