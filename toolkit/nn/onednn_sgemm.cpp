@@ -43,8 +43,10 @@ torch::Tensor onednn_linear(const torch::Tensor& x, const torch::Tensor& weight,
   const int64_t rows = x.numel() / std::max<int64_t>(1, depth);
   std::vector<int64_t> shape = x.sizes().vec();
   shape.back() = outputs;
-  // The bias goes in first and the product is added to it (beta 1): one pass over y.
-  torch::Tensor y = bias.defined() ? bias.reshape({1, outputs}).expand({rows, outputs}).contiguous()
+  // The bias goes in first and the product is added to it (beta 1): one pass over y. A
+  // copy always (clone): for one row the expanded bias is contiguous already, and
+  // contiguous() would hand back the bias itself for sgemm to add into.
+  torch::Tensor y = bias.defined() ? bias.reshape({1, outputs}).expand({rows, outputs}).clone(at::MemoryFormat::Contiguous)
                                    : torch::empty({rows, outputs}, x.options());
   if (rows > 0 && outputs > 0) {
     const int status = sgemm()('N', 'T', rows, outputs, depth, 1.0f, xc.data_ptr<float>(), depth,

@@ -97,15 +97,20 @@ TEST(OnednnLinear, EqualsLibTorchsProductWhereTheProcessHasIt) {
     for (int64_t outputs : {1, 33, 1000}) {
       const torch::Tensor x = torch::randn({rows, 256}), w = torch::randn({outputs, 256}), b = torch::randn({outputs});
       const std::string what = std::to_string(rows) + " rows -> " + std::to_string(outputs);
-      expect_close(onednn_linear(x, w, b), torch::nn::functional::linear(x, w, b), what + " with bias");
+      const torch::Tensor b_before = b.clone();
+      const torch::Tensor y = onednn_linear(x, w, b);
+      EXPECT_TRUE(torch::equal(b, b_before)) << what << ": the bias changed";
+      expect_close(y, torch::nn::functional::linear(x, w, b), what + " with bias");
       expect_close(onednn_linear(x, w), torch::nn::functional::linear(x, w), what + " without bias");
     }
   const torch::Tensor x = torch::randn({40, 3, 24}).transpose(0, 1);  // [3, 40, 24], not contiguous
   const torch::Tensor w = torch::randn({72, 48}).narrow(1, 8, 24);    // rows 48 apart
   const torch::Tensor b = torch::randn({72});
   expect_close(onednn_linear(x, w, b), torch::nn::functional::linear(x, w, b), "strided, leading dimensions");
-  // nn::linear sends inference products beyond few_rows_linear's rows here (the same bits).
+  // nn::linear sends inference products of any number of rows here (the same bits).
   EXPECT_TRUE(torch::equal(linear(x, w, b), onednn_linear(x, w, b)));
+  const torch::Tensor one_row = torch::randn({1, 24});
+  EXPECT_TRUE(torch::equal(linear(one_row, w, b), onednn_linear(one_row, w, b)));
   EXPECT_THROW(onednn_linear(x, w.narrow(1, 0, 23)), c10::Error);  // 24 features, a weight of 23
 }
 
