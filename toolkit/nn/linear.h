@@ -1,7 +1,8 @@
 // y = x W^T + b for a float W, the product of csan's projections (nn::Projection: Dense,
 // the attention input projections, the output projection) until a model is converted for
-// inference. It is at::linear except for a few rows of x in inference, where a kernel of
-// our own runs instead.
+// inference. It is at::linear except in inference: there products go to oneDNN's sgemm
+// where the process has it (onednn_sgemm.h), and otherwise a few rows of x go to a kernel
+// of our own.
 //
 // Why: OpenBLAS copies ("packs") all of W before every product, whatever the number of
 // rows. In the tail of a beam-search batch only a few sentences are left: on the
@@ -12,7 +13,10 @@
 // 1-15 rows on one thread, far more on two (OpenBLAS wakes its threads for any size).
 // Measured: the tail steps of the bench-generate setup 15% faster (they are then bound
 // by reading the weights from L3); one sentence at a time on 2 threads (--batch-size 1)
-// 1.16x sentences/s.
+// 1.16x sentences/s. oneDNN's sgemm, which does not pack W for a few rows either, is
+// faster still (1.06-1.56x this kernel from 1 to 16 rows by 512 features on one thread;
+// --batch-size 1 1.27-1.42x): where it is present, this kernel is not used
+// (tools/experiments/results/ctranslate2-cpu-2026-11-29.md, "Few rows on oneDNN too").
 #pragma once
 
 #include <torch/torch.h>

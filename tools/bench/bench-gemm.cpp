@@ -7,6 +7,8 @@
 // weight [n, k], activations quantized per call: --dtypes int8 (csan's AVX512-VNNI kernel,
 // nn/int8_gemm.h) and int8-libtorch (LibTorch's quantized::linear_dynamic), e.g. a decoder
 // step of 64 sentences x beam 5: --tokens 320 --dims 256,1024,8000 --dtypes fp32,int8,int8-libtorch
+// Decoding's float products (nn::linear in inference): --dtypes fp32-onednn,fp32-few-rows,
+// e.g. one sentence's beam of 5: --tokens 5 --dims 512,2048,9000
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -21,6 +23,8 @@
 #include "repeat_timing.h"
 #include "toolkit/nn/int8_gemm.h"
 #include "toolkit/nn/int8_projection.h"
+#include "toolkit/nn/linear.h"
+#include "toolkit/nn/onednn_sgemm.h"
 
 namespace po = boost::program_options;
 
@@ -29,7 +33,8 @@ namespace {
 torch::ScalarType dtype_of(const std::string& name) {
   if (name == "fp32") return torch::kFloat;
   if (name == "bf16") return torch::kBFloat16;
-  throw std::runtime_error("--dtypes: unknown dtype '" + name + "' (fp32, bf16, int8, int8-libtorch)");
+  throw std::runtime_error("--dtypes: unknown dtype '" + name +
+                           "' (fp32, bf16, int8, int8-libtorch, fp32-onednn, fp32-few-rows)");
 }
 
 // GFLOP/s of m x k x n, `product` repeated for about `seconds`.
@@ -60,9 +65,21 @@ double int8_gflops(int64_t m, int64_t k, int64_t n, bool libtorch, double second
   return rate_of([&] { csan::nn::int8_gemm(next(), packed, bias); }, m, k, n, seconds);
 }
 
+// Inference's float products as nn::linear runs them, x [m, k] by a weight [n, k] with a
+// bias: oneDNN's sgemm (nn/onednn_sgemm.h) or csan's kernel for a few rows (nn/linear.h).
+double linear_gflops(int64_t m, int64_t k, int64_t n, bool few_rows, double seconds) {
+  torch::NoGradGuard no_grad;
+  if (!few_rows && !csan::nn::onednn_sgemm_available())
+    throw std::runtime_error("--dtypes fp32-onednn: no oneDNN sgemm in this process");
+  const auto x = torch::randn({m, k}), w = torch::randn({n, k}), bias = torch::randn({n});
+  if (few_rows) return rate_of([&] { csan::nn::few_rows_linear(x, w, bias); }, m, k, n, seconds);
+  return rate_of([&] { csan::nn::onednn_linear(x, w, bias); }, m, k, n, seconds);
+}
+
 // GFLOP/s of (m x k) @ (k x n), repeated for about `seconds` after one warm-up product.
 double gflops(int64_t m, int64_t k, int64_t n, const std::string& name, double seconds) {
   if (name == "int8" || name == "int8-libtorch") return int8_gflops(m, k, n, name == "int8-libtorch", seconds);
+  if (name == "fp32-few-rows" || name == "fp32-onednn") return linear_gflops(m, k, n, name == "fp32-few-rows", seconds);
   const auto dtype = dtype_of(name);
   const auto a = torch::randn({m, k}).to(dtype), b = torch::randn({k, n}).to(dtype);
   auto out = torch::mm(a, b);
@@ -79,7 +96,8 @@ int main(int argc, char** argv) {
   options.add_options()("help,h", "show this help")("tokens", po::value(&tokens), "rows of every product")(
       "dims", po::value(&dims), "comma-separated model sizes: products of every pair (k, n) are timed")(
       "seconds", po::value(&seconds), "time per product")("dtypes", po::value(&dtypes),
-                                                          "fp32, bf16, int8 (csan's kernel), int8-libtorch");
+                                                          "fp32, bf16, int8 (csan's kernel), int8-libtorch, "
+                                                          "fp32-onednn, fp32-few-rows (inference's float products)");
   try {
     po::variables_map vm;
     po::store(po::parse_command_line(argc, argv, options), vm);
