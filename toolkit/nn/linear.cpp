@@ -117,8 +117,8 @@ torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const 
   // (What at::autocast::is_cpu_enabled() reads, under the same name in LibTorch 1.13 and 2.x.)
   const bool autocast = !c10::impl::tls_is_dispatch_key_excluded(c10::DispatchKey::AutocastCPU);
   if (plain && no_autograd && !autocast) {
-    // oneDNN's sgemm does not pack all of W for a few rows as OpenBLAS does, and it beats
-    // few_rows_linear's 8-lane kernel from 1 row up (bench-generate --batch-size 1: 1.3x).
+    // oneDNN's sgemm does not pack all of W for a few rows as OpenBLAS does, and decoding
+    // with it is faster than with few_rows_linear from 1 row up (linear.h).
     if (onednn_sgemm_available()) return onednn_linear(x, weight, bias);
     if (few_rows) return few_rows_linear(x, weight, bias);
   }

@@ -13,9 +13,10 @@
 // 1-15 rows on one thread, far more on two (OpenBLAS wakes its threads for any size).
 // Measured: the tail steps of the bench-generate setup 15% faster (they are then bound
 // by reading the weights from L3); one sentence at a time on 2 threads (--batch-size 1)
-// 1.16x sentences/s. oneDNN's sgemm, which does not pack W for a few rows either, is
-// faster still (1.06-1.56x this kernel from 1 to 16 rows by 512 features on one thread;
-// --batch-size 1 1.27-1.42x): where it is present, this kernel is not used
+// 1.16x sentences/s. oneDNN's sgemm has small-row kernels that pack nothing either and
+// are faster on most of a decoder's shapes (up to 1.4x this kernel on one thread, slower
+// only for 2048 -> 512 at 16 rows), and decoding one sentence at a time with them is
+// 1.24-1.43x faster: where it is present, this kernel is not used
 // (tools/experiments/results/ctranslate2-cpu-2026-11-29.md, "Few rows on oneDNN too").
 #pragma once
 
@@ -25,8 +26,9 @@
 
 namespace csan::nn {
 
-// At most this many rows of x go to few_rows_linear: on one thread it wins up to 15 rows
-// and loses from 20 for d 256 (OpenBLAS's packing pays off as rows grow).
+// Without oneDNN, at most this many rows of x go to few_rows_linear: on one thread it wins
+// up to 15 rows and loses from 20 for d 256 against OpenBLAS (whose packing pays off as
+// rows grow).
 constexpr int64_t kFewRowsLimit = 16;
 
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias = {});
