@@ -79,10 +79,12 @@ class OptionTable {
   // Declares every key; with_defaults false leaves them without a declared default (the
   // key then has a value only where a preset or the recipe gives one).
   void declare(ConfigSchema& schema, bool with_defaults) const {
-    const Options defaults{};
+    // The key -> value map of defaults() rather than a default-constructed Options here:
+    // GCC 12 took that Options' strings for "maybe uninitialized" when inlining this.
+    const std::map<std::string, Value> values = with_defaults ? defaults() : std::map<std::string, Value>{};
     for (const auto& f : fields_) {
       KeySpec s = f.spec;
-      if (with_defaults) s.default_value = f.get(defaults);
+      if (with_defaults) s.default_value = values.at(f.spec.key);
       schema.add(std::move(s));
     }
   }
