@@ -390,6 +390,23 @@ TEST_F(ServeCli, ModelsHealthMetricsAndAccessLog) {
         << entry << "\n" << access_log;
 }
 
+// Answers leave at once. With Nagle's algorithm on, an answer written in two parts waited
+// for the client's delayed ACK of the first (40 ms on Linux) on 3 of every 5 requests of a
+// kept-alive connection: these 30 took about 800 ms instead of a few.
+TEST_F(ServeCli, KeptAliveConnectionsAreAnsweredWithoutWaitingForAcks) {
+  ServerProcess server(serve_args({}), scratch());
+  auto client = server.client();
+  client.set_keep_alive(true);
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 30; ++i) {
+    auto health = client.Get("/health");
+    ASSERT_TRUE(health);
+    ASSERT_EQ(health->status, 200);
+  }
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(ms, 300) << "30 requests on one connection took " << ms << " ms";
+}
+
 // 16 clients send 200 one-sentence requests between them: each is answered once, with
 // the translation csan-generate gives its sentence, also while the batcher gives free
 // memory back to the system between batches (every 50 ms here).
