@@ -1,5 +1,9 @@
 #include "toolkit/serve/translation_server.h"
 
+#include <ATen/ThreadLocalState.h>
+
+#include <exception>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -15,6 +19,29 @@
 namespace csan::serve {
 
 namespace {
+
+// Loads a model on a thread that ends afterwards. Loading runs OpenMP regions, and a
+// thread's OpenMP workers live as long as it does: left on the main thread, they counted
+// against the CPUs, and libgomp, seeing more threads than CPUs, stopped letting the
+// batcher's worker spin between decoding's many small regions; each region then woke it
+// from sleep (one sentence on 2 threads: p50 29 ms; 12 ms now, csan-generate's speed;
+// tools/experiments/results/serve-latency-2026-11-29.md).
+std::unique_ptr<tasks::Translator> load_on_a_thread_of_its_own(const tasks::TranslatorOptions& options,
+                                                              std::ostream& log) {
+  std::unique_ptr<tasks::Translator> translator;
+  std::exception_ptr error;
+  const at::ThreadLocalState caller_state;  // grad mode and the like, as on the caller
+  std::thread([&] {
+    try {
+      at::ThreadLocalStateGuard state(caller_state);
+      translator = std::make_unique<tasks::Translator>(options, log);
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }).join();
+  if (error) std::rethrow_exception(error);
+  return translator;
+}
 
 using json = nlohmann::json;
 
@@ -94,7 +121,7 @@ TranslationServer::TranslationServer(const std::vector<ModelSpec>& models, const
     auto model = std::make_unique<Model>();
     model->name = spec.name;
     model->paths = spec.translator.paths;
-    model->translator = std::make_unique<tasks::Translator>(spec.translator, log_);
+    model->translator = load_on_a_thread_of_its_own(spec.translator, log_);
     model->architecture = architecture_of(spec.translator.paths.at(0));
     model->queue = std::make_unique<BatchQueue>(*model->translator, options_.queue, metrics_);
     if (!warm_up.empty()) warm_up_model(*model, warm_up.size() == 1 ? warm_up[0] : warm_up[models_.size()]);
