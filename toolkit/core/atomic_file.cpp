@@ -51,8 +51,7 @@ AtomicFile::AtomicFile(std::string path, FileWrites writes)
     try {
       direct_ = std::make_unique<DirectFileWriter>(temp_path_, path_);
     } catch (...) {
-      std::remove(temp_path_.c_str());
-      forget_temporary(temp_path_);
+      discard_temporary();
       throw;
     }
     return;
@@ -69,9 +68,13 @@ AtomicFile::~AtomicFile() {
   if (file_ || direct_) {
     if (file_) std::fclose(file_);
     direct_.reset();
-    std::remove(temp_path_.c_str());
-    forget_temporary(temp_path_);
+    discard_temporary();
   }
+}
+
+void AtomicFile::discard_temporary() const {
+  std::remove(temp_path_.c_str());
+  forget_temporary(temp_path_);
 }
 
 void AtomicFile::write(const void* data, size_t size) {
@@ -107,8 +110,7 @@ void AtomicFile::commit() {
       direct_->sync();
     } catch (...) {
       direct_.reset();
-      std::remove(temp_path_.c_str());
-      forget_temporary(temp_path_);
+      discard_temporary();
       throw;
     }
     direct_.reset();
@@ -118,8 +120,7 @@ void AtomicFile::commit() {
     const int error = errno;
     file_ = nullptr;
     if (!ok) {
-      std::remove(temp_path_.c_str());
-      forget_temporary(temp_path_);
+      discard_temporary();
       throw Error(path_ + ": write failed: " + std::strerror(error));
     }
   }

@@ -44,6 +44,8 @@ class AtomicFile {
   std::string temp_path_;
   std::FILE* file_ = nullptr;                 // through_page_cache
   std::unique_ptr<DirectFileWriter> direct_;  // straight_to_disk
+  // Removes the temporary file and stops tracking it (a failed or abandoned write).
+  void discard_temporary() const;
 };
 
 // Whole-file convenience wrapper around AtomicFile.

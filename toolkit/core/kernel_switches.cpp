@@ -1,7 +1,6 @@
 #include "toolkit/core/kernel_switches.h"
 
 #include <cstdlib>
-#include <utility>
 #include <vector>
 
 #include "toolkit/core/error.h"

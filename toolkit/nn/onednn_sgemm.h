@@ -1,5 +1,5 @@
-// y = x W^T + b through oneDNN's sgemm, for float products in inference (nn::linear's rows
-// beyond few_rows_linear's).
+// y = x W^T + b through oneDNN's sgemm, for float products in inference (nn::linear's, of
+// any number of rows, where the process has oneDNN).
 //
 // Why: Debian's LibTorch multiplies float matrices with OpenBLAS, which CTranslate2 does
 // not: on AMD CPUs its wheels use oneDNN's sgemm, and so does csan where the process has it.

@@ -121,8 +121,7 @@ TEST_F(DirectFileWriterTest, ThePageCacheCarriesTheSameBytesWhereODirectIsRefuse
 // A disk that fills up (here: a file size limit, which fails writes as a full disk does)
 // is one error naming the file; an atomic write then leaves the old file and no temporary.
 TEST_F(DirectFileWriterTest, AFailedWriteNamesTheFileAndAnAtomicWriteKeepsTheOldFile) {
-  const fs::path dir = dir_;
-  const std::string path = (dir / "model.pt").string();
+  const std::string path = (dir_ / "model.pt").string();
   csan::write_file_atomically(path, "old");
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
@@ -141,7 +140,7 @@ TEST_F(DirectFileWriterTest, AFailedWriteNamesTheFileAndAnAtomicWriteKeepsTheOld
     }
     const bool named = message.rfind(path + ": write failed: ", 0) == 0;
     const bool kept = csan::read_file(path) == "old" &&
-                      std::distance(fs::directory_iterator(dir), fs::directory_iterator{}) == 1;
+                      std::distance(fs::directory_iterator(dir_), fs::directory_iterator{}) == 1;
     ::_exit(named && kept ? 0 : (named ? 2 : 1));
   }
   int status = 0;
